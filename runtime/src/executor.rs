@@ -1,0 +1,406 @@
+//! The executor: the run queue, the task table, and the loop that drives
+//! them, our `loop.run_until_complete`.
+//!
+//! One thread does everything, as in asyncio: it polls the tasks that are
+//! ready, then turns the [`EventLoop`] once to learn which sockets and timers
+//! are ready, which wakes more tasks, and so on. The reactor's callbacks (see
+//! [`crate::reactor`]) are ordinary event-loop callbacks that call `wake()`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use log::trace;
+
+use crate::event_loop::EventLoop;
+use crate::task::{JoinHandle, Runnable, Task, TaskState};
+use crate::waker::{RunQueue, TaskId, TaskWaker};
+
+/// The id of the future passed to [`Runtime::block_on`]. Spawned tasks count
+/// up from 1.
+const MAIN: TaskId = 0;
+
+thread_local! {
+    /// The runtime whose `block_on` is running on this thread. `spawn`,
+    /// `sleep` and the sockets find it here, as asyncio's coroutines find
+    /// the running loop.
+    static CURRENT: RefCell<Option<Rc<Inner>>> = const { RefCell::new(None) };
+}
+
+// ANCHOR: inner
+pub(crate) struct Inner {
+    pub(crate) event_loop: RefCell<EventLoop>,
+    tasks: RefCell<HashMap<TaskId, Rc<dyn Runnable>>>,
+    queue: Arc<RunQueue>,
+    next_id: Cell<TaskId>,
+}
+// ANCHOR_END: inner
+
+/// A single-threaded async runtime: an [`EventLoop`] plus tasks.
+pub struct Runtime {
+    inner: Rc<Inner>,
+}
+
+impl Runtime {
+    /// Creates a runtime with its own OS selector.
+    pub fn new() -> io::Result<Runtime> {
+        let event_loop = EventLoop::new()?;
+        let queue = Arc::new(RunQueue::new(event_loop.waker()));
+        Ok(Runtime {
+            inner: Rc::new(Inner {
+                event_loop: RefCell::new(event_loop),
+                tasks: RefCell::new(HashMap::new()),
+                queue,
+                next_id: Cell::new(MAIN + 1),
+            }),
+        })
+    }
+
+    /// Spawns a task on this runtime. It starts running when
+    /// [`block_on`](Self::block_on) next runs.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+    {
+        self.inner.spawn(future)
+    }
+
+    // ANCHOR: block_on
+    /// Runs `future` to completion, and every spawned task alongside it, then
+    /// returns its output. Tasks still pending when it returns stay in the
+    /// runtime and run again on the next `block_on`.
+    ///
+    /// Fails if the OS selector fails, or if called from inside another
+    /// `block_on` on this thread (asyncio's "this event loop is already
+    /// running").
+    pub fn block_on<F: Future>(&self, future: F) -> io::Result<F::Output> {
+        let _context = self.enter()?;
+        let mut future = pin!(future);
+        let main = Arc::new(TaskWaker::new(MAIN, self.inner.queue.clone()));
+        let main_waker = Waker::from(main.clone());
+        loop {
+            if main.take_scheduled() {
+                let poll = future.as_mut().poll(&mut Context::from_waker(&main_waker));
+                trace!(target: "runtime", "poll main -> {}", if poll.is_ready() { "Ready" } else { "Pending" });
+                if let Poll::Ready(output) = poll {
+                    return Ok(output);
+                }
+            }
+            self.inner.run_ready_tasks();
+            // Somebody is ready to run: just look at I/O without sleeping.
+            // Otherwise sleep until an event, a timer, or a wake from another
+            // thread.
+            let wait = if main.is_scheduled() || !self.inner.queue.is_empty() {
+                Some(Duration::ZERO)
+            } else {
+                None
+            };
+            self.inner.event_loop.borrow_mut().turn(wait)?;
+        }
+    }
+    // ANCHOR_END: block_on
+
+    fn enter(&self) -> io::Result<Context_> {
+        CURRENT.with(|current| {
+            let mut current = current.borrow_mut();
+            if current.is_some() {
+                return Err(io::Error::other(
+                    "block_on called while a runtime is already running on this thread",
+                ));
+            }
+            *current = Some(self.inner.clone());
+            Ok(Context_ {
+                _running: self.inner.queue.enter(),
+            })
+        })
+    }
+}
+
+/// Clears [`CURRENT`] when `block_on` returns, even by panic.
+struct Context_ {
+    _running: crate::waker::RunningGuard,
+}
+
+impl Drop for Context_ {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.borrow_mut().take());
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // Cancel what is left so that sockets close now; the futures may
+        // deregister from our event loop as they go, so it must still exist.
+        let tasks: Vec<_> = self
+            .inner
+            .tasks
+            .borrow_mut()
+            .drain()
+            .map(|(_, t)| t)
+            .collect();
+        for task in tasks {
+            task.cancel();
+        }
+    }
+}
+
+impl Inner {
+    fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+    {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let waker = Arc::new(TaskWaker::new(id, self.queue.clone()));
+        let task = Task::new(id, future, waker.clone());
+        let handle = task.join_handle();
+        self.tasks.borrow_mut().insert(id, task);
+        trace!(target: "runtime", "spawn task={id}");
+        // A new task is born scheduled; put it in the queue to match.
+        waker.take_scheduled();
+        Waker::from(waker).wake();
+        handle
+    }
+
+    // ANCHOR: run_ready_tasks
+    /// Steps every task that was ready when the batch began.
+    fn run_ready_tasks(&self) {
+        for id in self.queue.take_batch() {
+            if id == MAIN {
+                continue; // block_on polls the main future itself
+            }
+            // Clone the task out of the table: while it runs it may spawn,
+            // which needs the table.
+            let Some(task) = self.tasks.borrow().get(&id).cloned() else {
+                continue; // a wake for a task that already finished
+            };
+            if task.step().is_ready() {
+                self.tasks.borrow_mut().remove(&id);
+            }
+        }
+    }
+    // ANCHOR_END: run_ready_tasks
+}
+
+/// Spawns a task on the runtime running on this thread, and returns a handle
+/// to await its result or cancel it. asyncio's `create_task`.
+///
+/// # Panics
+///
+/// When no runtime is running on this thread, that is, outside
+/// [`Runtime::block_on`]. Use [`Runtime::spawn`] there instead.
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    match current() {
+        Some(inner) => inner.spawn(future),
+        None => panic!("runtime::spawn called outside Runtime::block_on; use Runtime::spawn"),
+    }
+}
+
+/// Runs `future` to completion on a new runtime: asyncio's
+/// `loop.run_until_complete`.
+pub fn run_until_complete<F: Future>(future: F) -> io::Result<F::Output> {
+    Runtime::new()?.block_on(future)
+}
+
+/// The runtime running on this thread, if any.
+pub(crate) fn current() -> Option<Rc<Inner>> {
+    CURRENT.with(|current| current.borrow().clone())
+}
+
+pub(crate) fn no_runtime() -> io::Error {
+    io::Error::other("no runtime is running on this thread (use Runtime::block_on)")
+}
+
+/// A description of every task on the current runtime, as its `Debug` shows
+/// it, or `None` outside a runtime. Call it from inside a task (or from a
+/// debugger) to see who is waiting.
+pub fn dump_tasks() -> Option<String> {
+    current().map(|inner| format!("{:#?}", Tasks(&inner)))
+}
+
+struct Tasks<'a>(&'a Inner);
+
+impl fmt::Debug for Tasks<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // `try_borrow`: Debug may be called from inside a task, while the
+        // table is being edited.
+        let Ok(tasks) = self.0.tasks.try_borrow() else {
+            return f.write_str("<task table busy>");
+        };
+        let mut list: Vec<(TaskId, TaskState)> =
+            tasks.iter().map(|(id, t)| (*id, t.state())).collect();
+        list.sort_unstable_by_key(|(id, _)| *id);
+        f.debug_map().entries(list).finish()
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("tasks", &Tasks(&self.inner))
+            .field("event_loop", &self.inner.event_loop.try_borrow().ok())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::JoinError;
+    use std::future::poll_fn;
+
+    /// A future that is pending the first time and ready the second, waking
+    /// itself in between: the smallest thing that needs two steps.
+    async fn yield_now() {
+        let mut yielded = false;
+        poll_fn(|cx| {
+            if yielded {
+                Poll::Ready(())
+            } else {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    #[test]
+    fn block_on_returns_the_output() {
+        assert_eq!(run_until_complete(async { 6 * 7 }).unwrap(), 42);
+    }
+
+    #[test]
+    fn spawned_tasks_run_and_join() {
+        let rt = Runtime::new().unwrap();
+        let out = rt
+            .block_on(async {
+                let a = spawn(async {
+                    yield_now().await;
+                    1
+                });
+                let b = spawn(async { 2 });
+                a.await.unwrap() + b.await.unwrap()
+            })
+            .unwrap();
+        assert_eq!(out, 3);
+        assert!(rt.inner.tasks.borrow().is_empty());
+    }
+
+    #[test]
+    fn cancel_drops_the_future_and_reports_cancelled() {
+        struct Flag(Rc<Cell<bool>>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.set(true);
+            }
+        }
+        let dropped = Rc::new(Cell::new(false));
+        let flag = Flag(dropped.clone());
+        let out = run_until_complete(async move {
+            let handle = spawn(async move {
+                let _flag = flag;
+                std::future::pending::<()>().await
+            });
+            yield_now().await; // let it start and park
+            handle.cancel();
+            handle.await
+        })
+        .unwrap();
+        assert_eq!(out, Err(JoinError::Cancelled));
+        assert!(dropped.get());
+    }
+
+    #[test]
+    fn a_task_can_cancel_itself() {
+        let out = run_until_complete(async {
+            let me: Rc<RefCell<Option<JoinHandle<()>>>> = Rc::default();
+            let me2 = me.clone();
+            let handle = spawn(async move {
+                yield_now().await;
+                if let Some(h) = me2.borrow().as_ref() {
+                    h.cancel()
+                }
+                std::future::pending::<()>().await
+            });
+            let id = handle.id();
+            *me.borrow_mut() = Some(handle);
+            while !me.borrow().as_ref().is_some_and(JoinHandle::is_finished) {
+                yield_now().await;
+            }
+            let handle = me.borrow_mut().take().unwrap();
+            (id, handle.await)
+        })
+        .unwrap();
+        assert_eq!(out, (1, Err(JoinError::Cancelled)));
+    }
+
+    #[test]
+    fn a_panicking_task_does_not_stop_the_others() {
+        let out = run_until_complete(async {
+            let bad = spawn(async { panic!("boom") });
+            let good = spawn(async { "fine" });
+            (bad.await, good.await)
+        })
+        .unwrap();
+        assert_eq!(out, (Err(JoinError::Panicked("boom".into())), Ok("fine")));
+    }
+
+    #[test]
+    fn nested_block_on_is_an_error_not_a_panic() {
+        let rt = Runtime::new().unwrap();
+        let inner = rt
+            .block_on(async { Runtime::new().unwrap().block_on(async {}) })
+            .unwrap();
+        let err = inner.unwrap_err();
+        assert!(err.to_string().contains("already running"), "{err}");
+    }
+
+    #[test]
+    fn dump_tasks_lists_ids_and_states() {
+        let rt = Runtime::new().unwrap();
+        let dump = rt
+            .block_on(async {
+                let waiting = spawn(std::future::pending::<()>());
+                yield_now().await;
+                let _queued = spawn(async {});
+                let dump = dump_tasks().unwrap();
+                waiting.cancel();
+                dump
+            })
+            .unwrap();
+        assert_eq!(dump, "{\n    1: Waiting,\n    2: Scheduled,\n}");
+        assert_eq!(dump_tasks(), None);
+    }
+
+    #[test]
+    fn tasks_left_pending_are_dropped_with_the_runtime() {
+        let dropped = Rc::new(Cell::new(false));
+        struct Flag(Rc<Cell<bool>>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.set(true);
+            }
+        }
+        let rt = Runtime::new().unwrap();
+        let flag = Flag(dropped.clone());
+        rt.spawn(async move {
+            let _flag = flag;
+            std::future::pending::<()>().await
+        });
+        rt.block_on(yield_now()).unwrap();
+        assert!(!dropped.get());
+        drop(rt);
+        assert!(dropped.get());
+    }
+}

@@ -1,0 +1,37 @@
+//! A single-threaded async runtime for teaching, built directly on `mio`.
+//!
+//! Each module is one idea and one section of the book:
+//!
+//! | module | the chapter's counterpart |
+//! |---|---|
+//! | [`event_loop`] | `selectors.DefaultSelector` and callbacks |
+//! | [`waker`], [`task`], [`executor`] | `Future.add_done_callback`, `Task.step`, `run_until_complete` |
+//! | [`reactor`] | the callbacks that resolve futures when a socket is ready |
+//! | [`time`] | `asyncio.sleep`, `asyncio.wait_for` |
+//! | [`net`] | non-blocking sockets |
+//! | [`blocking`] | `loop.run_in_executor` (for DNS) |
+//! | [`queue`] | `asyncio.Queue` |
+//! | [`gather`] | `asyncio.gather` |
+//!
+//! Every loop turn, poll, wake, registration and timer logs a line at trace
+//! level under the target `runtime`: run with `RUST_LOG=runtime=trace`.
+
+pub mod blocking;
+pub mod event_loop;
+pub mod executor;
+pub mod gather;
+pub mod net;
+pub mod queue;
+pub mod reactor;
+pub mod task;
+pub mod time;
+pub mod waker;
+
+pub use blocking::spawn_blocking;
+pub use event_loop::{EventLoop, Readiness};
+pub use executor::{Runtime, dump_tasks, run_until_complete, spawn};
+pub use gather::gather;
+pub use net::{TcpListener, TcpStream};
+pub use queue::Queue;
+pub use task::{JoinError, JoinHandle, TaskState};
+pub use time::{Elapsed, sleep, timeout};

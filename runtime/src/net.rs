@@ -1,0 +1,308 @@
+//! Non-blocking TCP sockets driven by the reactor.
+//!
+//! Each operation is a `poll_*` method, which a hand-written state machine
+//! can call (stage 2 does), and an `async fn` wrapper for everyone else.
+//! They all go through [`Registration::poll_io`]: try the system call, and
+//! if it would block, wait for the selector to say the socket is ready.
+
+use std::future::poll_fn;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, ToSocketAddrs};
+use std::task::{Context, Poll};
+
+use log::trace;
+
+use crate::blocking::spawn_blocking;
+use crate::reactor::{Direction, Registration};
+
+/// A TCP connection, registered with the running runtime.
+pub struct TcpStream {
+    io: mio::net::TcpStream,
+    registration: Registration,
+}
+
+impl TcpStream {
+    // ANCHOR: start_connect
+    /// Starts a non-blocking connect and registers the socket. The connect
+    /// is finished when [`poll_connect`](Self::poll_connect) returns
+    /// `Ready(Ok(()))`: the chapter's `sock.connect` with
+    /// `setblocking(False)`, which raises `BlockingIOError` and carries on in
+    /// the background.
+    pub fn start_connect(addr: SocketAddr) -> io::Result<TcpStream> {
+        let mut io = mio::net::TcpStream::connect(addr)?;
+        let registration = Registration::new(&mut io)?;
+        trace!(target: "runtime", "connect to {addr} started, token={}", registration.token().0);
+        Ok(TcpStream { io, registration })
+    }
+    // ANCHOR_END: start_connect
+
+    // ANCHOR: poll_connect
+    /// Completes a connect begun by [`start_connect`](Self::start_connect).
+    /// A socket becomes writable when the connect finishes either way, so on
+    /// writable we ask the socket whether it failed (`take_error`) and
+    /// whether it is really connected (`peer_addr`).
+    pub fn poll_connect(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let io = &self.io;
+        self.registration.poll_io(cx, Direction::Write, || {
+            if let Some(err) = io.take_error()? {
+                return Err(err);
+            }
+            match io.peer_addr() {
+                Ok(_) => Ok(()),
+                // Not yet: wait for the next writable event.
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                    Err(io::ErrorKind::WouldBlock.into())
+                }
+                Err(e) => Err(e),
+            }
+        })
+    }
+    // ANCHOR_END: poll_connect
+
+    /// Connects to `addr`.
+    pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+        let mut stream = TcpStream::start_connect(addr)?;
+        poll_fn(|cx| stream.poll_connect(cx)).await?;
+        Ok(stream)
+    }
+
+    /// Resolves `host` off the loop thread, then connects to each address in
+    /// turn until one accepts. The error names the host when all fail.
+    pub async fn connect_host(host: &str, port: u16) -> io::Result<TcpStream> {
+        let addrs = resolve(host, port).await?;
+        let mut last_err = None;
+        for addr in addrs {
+            match TcpStream::connect(addr).await {
+                Ok(stream) => return Ok(stream),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, format!("{host} has no addresses"))
+        }))
+    }
+
+    /// Reads into `buf`, waiting until at least one byte (or EOF, `Ok(0)`)
+    /// is there.
+    pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let io = &self.io;
+        self.registration
+            .poll_io(cx, Direction::Read, || (&*io).read(buf))
+    }
+
+    /// Writes some of `buf`, waiting until the socket takes at least a byte.
+    /// Returns how many it took, which may be fewer than `buf.len()`.
+    pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let io = &self.io;
+        self.registration
+            .poll_io(cx, Direction::Write, || (&*io).write(buf))
+    }
+
+    /// Reads some bytes; `Ok(0)` means the peer closed its side.
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_read(cx, buf)).await
+    }
+
+    /// Writes some bytes; see [`poll_write`](Self::poll_write).
+    pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_write(cx, buf)).await
+    }
+
+    // ANCHOR: write_all
+    /// Writes all of `buf`. The chapter's `sock.send(request)` ignores how
+    /// many bytes `send` took; a large request on a slow socket would be cut
+    /// short. This keeps going until every byte is written.
+    pub async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.write(buf).await? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => buf = &buf[n..],
+            }
+        }
+        Ok(())
+    }
+    // ANCHOR_END: write_all
+
+    /// Reads until EOF, appending to `out`. Returns the number of bytes read.
+    pub async fn read_to_end(&mut self, out: &mut Vec<u8>) -> io::Result<usize> {
+        let mut chunk = [0u8; 16 * 1024];
+        let start = out.len();
+        loop {
+            match self.read(&mut chunk).await? {
+                0 => return Ok(out.len() - start),
+                n => out.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    /// Shuts down one or both halves of the connection.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.shutdown(how)
+    }
+
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.peer_addr()
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.io.set_nodelay(nodelay)
+    }
+
+    /// The event-loop token, as the trace log shows it.
+    pub fn token(&self) -> mio::Token {
+        self.registration.token()
+    }
+}
+
+impl Drop for TcpStream {
+    fn drop(&mut self) {
+        trace!(target: "runtime", "close token={}", self.registration.token().0);
+        self.registration.deregister(&mut self.io);
+    }
+}
+
+impl std::fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("token", &self.registration.token().0)
+            .field("local", &self.io.local_addr().ok())
+            .field("peer", &self.io.peer_addr().ok())
+            .finish()
+    }
+}
+
+/// A listening socket. It registers with the runtime on the first
+/// `accept`, so a program can bind, print its port, and only then start the
+/// runtime.
+pub struct TcpListener {
+    io: mio::net::TcpListener,
+    registration: Option<Registration>,
+}
+
+impl TcpListener {
+    /// Binds to `addr`; port 0 picks a free port.
+    pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+        Ok(TcpListener {
+            io: mio::net::TcpListener::bind(addr)?,
+            registration: None,
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    /// Waits for the next connection.
+    pub fn poll_accept(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        if self.registration.is_none() {
+            self.registration = Some(Registration::new(&mut self.io)?);
+        }
+        let Some(registration) = &self.registration else {
+            unreachable!("registered just above");
+        };
+        let (mut io, peer) = match registration.poll_io(cx, Direction::Read, || self.io.accept()) {
+            Poll::Ready(Ok(pair)) => pair,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
+        };
+        let registration = Registration::new(&mut io)?;
+        trace!(target: "runtime", "accepted {peer}, token={}", registration.token().0);
+        Poll::Ready(Ok((TcpStream { io, registration }, peer)))
+    }
+
+    /// Waits for the next connection.
+    pub async fn accept(&mut self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+}
+
+impl Drop for TcpListener {
+    fn drop(&mut self) {
+        if let Some(registration) = &self.registration {
+            registration.deregister(&mut self.io);
+        }
+    }
+}
+
+// ANCHOR: resolve
+/// Looks up `host`'s addresses without blocking the loop. An IP literal is
+/// parsed in place; a name goes to the system resolver on a helper thread
+/// (see [`crate::blocking`]), because `getaddrinfo` has no non-blocking form.
+pub async fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = literal.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let owned = host.to_string();
+    let addrs = spawn_blocking(move || (owned.as_str(), port).to_socket_addrs())
+        .await?
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot resolve {host}: {e}")))?;
+    Ok(addrs.collect())
+}
+// ANCHOR_END: resolve
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_until_complete;
+
+    #[test]
+    fn echo_round_trip_over_loopback() {
+        let got = run_until_complete(async {
+            let mut listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = crate::spawn(async move {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut buf = Vec::new();
+                s.read_to_end(&mut buf).await.unwrap();
+                s.write_all(&buf).await.unwrap();
+            });
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            c.write_all(b"hello").await.unwrap();
+            c.shutdown(Shutdown::Write).unwrap();
+            let mut back = Vec::new();
+            c.read_to_end(&mut back).await.unwrap();
+            server.await.unwrap();
+            back
+        })
+        .unwrap();
+        assert_eq!(got, b"hello");
+    }
+
+    #[test]
+    fn resolve_parses_literals_and_names() {
+        let (v4, v6, named) = run_until_complete(async {
+            (
+                resolve("127.0.0.1", 80).await.unwrap(),
+                resolve("[::1]", 81).await.unwrap(),
+                resolve("localhost", 82).await.unwrap(),
+            )
+        })
+        .unwrap();
+        assert_eq!(v4, ["127.0.0.1:80".parse().unwrap()]);
+        assert_eq!(v6, ["[::1]:81".parse().unwrap()]);
+        assert!(
+            named.iter().all(|a| a.port() == 82 && a.ip().is_loopback()),
+            "{named:?}"
+        );
+    }
+
+    #[test]
+    fn a_bad_name_is_an_error_naming_the_host() {
+        let err = run_until_complete(resolve("no such host.invalid", 80))
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot resolve no such host.invalid"),
+            "{err}"
+        );
+    }
+}

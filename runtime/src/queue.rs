@@ -1,0 +1,293 @@
+//! A joinable queue: asyncio's `Queue`, the crawler's to-do list.
+//!
+//! The finished crawler puts URLs on a queue, `max_tasks` workers `get` them,
+//! and each worker calls `task_done` when it has finished with one, even if
+//! it failed. `join` waits until every URL ever put has been marked done,
+//! which is exactly "the crawl is over", and then the crawler cancels the
+//! workers, who are all parked in `get`.
+//!
+//! The queue is unbounded (the crawler only uses `put_nowait`), and belongs
+//! to one thread, like everything that tasks share in this runtime.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// A FIFO queue shared between tasks. Cloning gives another handle to the
+/// same queue.
+pub struct Queue<T> {
+    inner: Rc<RefCell<Inner<T>>>,
+}
+
+struct Inner<T> {
+    items: VecDeque<T>,
+    /// Items put and not yet marked done, as in asyncio.
+    unfinished: usize,
+    /// Tasks waiting in `get`, first come first served. Each has an id so it
+    /// can find (and remove) its own entry.
+    getters: VecDeque<(u64, Waker)>,
+    next_getter: u64,
+    /// Tasks waiting in `join`.
+    joiners: Vec<Waker>,
+}
+
+/// `task_done` was called more times than items were put.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskDoneError;
+
+impl fmt::Display for TaskDoneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("task_done() called more times than items were put on the queue")
+    }
+}
+
+impl std::error::Error for TaskDoneError {}
+
+impl<T> Queue<T> {
+    pub fn new() -> Queue<T> {
+        Queue {
+            inner: Rc::new(RefCell::new(Inner {
+                items: VecDeque::new(),
+                unfinished: 0,
+                getters: VecDeque::new(),
+                next_getter: 0,
+                joiners: Vec::new(),
+            })),
+        }
+    }
+
+    // ANCHOR: put_nowait
+    /// Adds an item and wakes the longest-waiting `get`, if any.
+    pub fn put_nowait(&self, item: T) {
+        let mut inner = self.inner.borrow_mut();
+        inner.items.push_back(item);
+        inner.unfinished += 1;
+        if let Some((_, waker)) = inner.getters.pop_front() {
+            waker.wake();
+        }
+    }
+    // ANCHOR_END: put_nowait
+
+    /// Removes and returns the next item, waiting for one if the queue is
+    /// empty.
+    pub fn get(&self) -> Get<'_, T> {
+        Get {
+            queue: self,
+            waiter: None,
+        }
+    }
+
+    /// Removes the next item if there is one, without waiting.
+    pub fn get_nowait(&self) -> Option<T> {
+        self.inner.borrow_mut().items.pop_front()
+    }
+
+    // ANCHOR: task_done
+    /// Marks one item from `get` as finished. When every item put so far is
+    /// finished, wakes everyone in [`join`](Self::join).
+    pub fn task_done(&self) -> Result<(), TaskDoneError> {
+        let mut inner = self.inner.borrow_mut();
+        if inner.unfinished == 0 {
+            return Err(TaskDoneError);
+        }
+        inner.unfinished -= 1;
+        if inner.unfinished == 0 {
+            for waker in inner.joiners.drain(..) {
+                waker.wake();
+            }
+        }
+        Ok(())
+    }
+    // ANCHOR_END: task_done
+
+    /// Waits until every item put has been marked done with
+    /// [`task_done`](Self::task_done). Resolves at once if that is already
+    /// so, including on a queue that never had an item.
+    pub fn join(&self) -> Join<'_, T> {
+        Join { queue: self }
+    }
+
+    /// How many items are waiting to be taken.
+    pub fn qsize(&self) -> usize {
+        self.inner.borrow().items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.qsize() == 0
+    }
+
+    /// Items put and not yet marked done (taken or not).
+    pub fn unfinished(&self) -> usize {
+        self.inner.borrow().unfinished
+    }
+}
+
+impl<T> Default for Queue<T> {
+    fn default() -> Self {
+        Queue::new()
+    }
+}
+
+impl<T> Clone for Queue<T> {
+    fn clone(&self) -> Self {
+        Queue {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Queue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.inner.borrow();
+        f.debug_struct("Queue")
+            .field("qsize", &inner.items.len())
+            .field("unfinished", &inner.unfinished)
+            .field("waiting_getters", &inner.getters.len())
+            .field("waiting_joiners", &inner.joiners.len())
+            .finish()
+    }
+}
+
+/// The future returned by [`Queue::get`].
+pub struct Get<'a, T> {
+    queue: &'a Queue<T>,
+    /// Our id in the getters list, once we have waited.
+    waiter: Option<u64>,
+}
+
+impl<T> Future for Get<'_, T> {
+    type Output = T;
+
+    // ANCHOR: get_poll
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let mut inner = self.queue.inner.borrow_mut();
+        if let Some(item) = inner.items.pop_front() {
+            if let Some(id) = self.waiter.take() {
+                inner.getters.retain(|(w, _)| *w != id);
+            }
+            return Poll::Ready(item);
+        }
+        match self.waiter {
+            // Still in line: the latest waker wins.
+            Some(id) if let Some(entry) = inner.getters.iter_mut().find(|(w, _)| *w == id) => {
+                entry.1 = cx.waker().clone();
+            }
+            // New, or woken by a put whose item someone else took first:
+            // (re)join the line at the back.
+            _ => {
+                let id = inner.next_getter;
+                inner.next_getter += 1;
+                inner.getters.push_back((id, cx.waker().clone()));
+                drop(inner);
+                self.waiter = Some(id);
+            }
+        }
+        Poll::Pending
+    }
+    // ANCHOR_END: get_poll
+}
+
+impl<T> Drop for Get<'_, T> {
+    // ANCHOR: get_drop
+    fn drop(&mut self) {
+        let Some(id) = self.waiter else { return };
+        let Ok(mut inner) = self.queue.inner.try_borrow_mut() else {
+            return;
+        };
+        let before = inner.getters.len();
+        inner.getters.retain(|(w, _)| *w != id);
+        // We were woken for an item but are going away (cancelled) without
+        // taking it: pass the wakeup on, or that item would sit in the queue
+        // while the next getter sleeps.
+        if inner.getters.len() == before
+            && !inner.items.is_empty()
+            && let Some((_, waker)) = inner.getters.pop_front()
+        {
+            waker.wake();
+        }
+    }
+    // ANCHOR_END: get_drop
+}
+
+/// The future returned by [`Queue::join`].
+pub struct Join<'a, T> {
+    queue: &'a Queue<T>,
+}
+
+impl<T> Future for Join<'_, T> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut inner = self.queue.inner.borrow_mut();
+        if inner.unfinished == 0 {
+            return Poll::Ready(());
+        }
+        if !inner.joiners.iter().any(|w| w.will_wake(cx.waker())) {
+            inner.joiners.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{run_until_complete, spawn};
+
+    #[test]
+    fn fifo_order_and_sizes() {
+        let q = Queue::new();
+        q.put_nowait(1);
+        q.put_nowait(2);
+        assert_eq!((q.qsize(), q.unfinished()), (2, 2));
+        assert_eq!(q.get_nowait(), Some(1));
+        assert_eq!((q.qsize(), q.unfinished()), (1, 2));
+        assert_eq!(q.task_done(), Ok(()));
+        assert_eq!(q.unfinished(), 1);
+    }
+
+    #[test]
+    fn task_done_underflow_is_an_error() {
+        let q: Queue<()> = Queue::new();
+        assert_eq!(q.task_done(), Err(TaskDoneError));
+        assert_eq!(
+            TaskDoneError.to_string(),
+            "task_done() called more times than items were put on the queue"
+        );
+    }
+
+    #[test]
+    fn get_waits_for_put() {
+        let got = run_until_complete(async {
+            let q = Queue::new();
+            let q2 = q.clone();
+            let getter = spawn(async move { q2.get().await });
+            crate::time::sleep(std::time::Duration::from_millis(1)).await;
+            q.put_nowait("x");
+            getter.await.unwrap()
+        })
+        .unwrap();
+        assert_eq!(got, "x");
+    }
+
+    #[test]
+    fn a_cancelled_getter_passes_its_wakeup_on() {
+        let got = run_until_complete(async {
+            let q = Queue::new();
+            let (qa, qb) = (q.clone(), q.clone());
+            let a = spawn(async move { qa.get().await });
+            let b = spawn(async move { qb.get().await });
+            // Let both park in get: a first, then b.
+            crate::time::sleep(std::time::Duration::from_millis(1)).await;
+            q.put_nowait(7); // wakes a...
+            a.cancel(); // ...who is dropped before it can take the item.
+            b.await.unwrap()
+        })
+        .unwrap();
+        assert_eq!(got, 7);
+    }
+}

@@ -1,0 +1,321 @@
+//! The reactor: turns "this socket is ready" into "wake the task waiting on
+//! it".
+//!
+//! In the chapter's coroutine crawler, `fetch` registers a callback with the
+//! selector whose only job is to resolve a future:
+//!
+//! ```text
+//! def on_connected():                # Python, for comparison
+//!     f.set_result(None)
+//! selector.register(sock.fileno(), EVENT_WRITE, on_connected)
+//! ```
+//!
+//! [`Registration`] is that, generalised: one event-loop callback per socket
+//! that records the readiness it saw and wakes whichever task is waiting to
+//! read or to write. Four rules keep it from losing or inventing wakeups,
+//! and each has a test:
+//!
+//! 1. **Register, then check.** A source is registered with the selector
+//!    before the first read or write is tried, and a new registration starts
+//!    out assuming the socket is ready. Data that arrived before registration
+//!    is found by that first try; data that arrives after produces an event.
+//! 2. **The latest waker wins.** A future may be polled by different tasks
+//!    over its life (moved into a new task, or wrapped in `timeout`), so each
+//!    `Pending` stores the waker it was just given, replacing the last.
+//! 3. **Drain until `WouldBlock`.** mio's events are edge-triggered: it
+//!    reports a change, not a level. So readiness is cleared only when a read
+//!    or write returns `WouldBlock`; a short read leaves it set, and the next
+//!    read goes straight to the socket.
+//! 4. **Spurious events do no harm.** An event only sets readiness and wakes.
+//!    If the socket turns out not to be ready, the operation sees
+//!    `WouldBlock`, clears readiness and waits again.
+
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use log::trace;
+use mio::event::Source;
+use mio::{Interest, Token};
+
+use crate::event_loop::Readiness;
+use crate::executor::{self, Inner};
+
+/// Which half of a socket an operation uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Read,
+    Write,
+}
+
+/// Readiness and waiting tasks for one socket, shared between the socket's
+/// [`Registration`] and its event-loop callback.
+#[derive(Default)]
+struct IoState {
+    /// The event-loop token, for the trace log.
+    token: Cell<usize>,
+    readable: Cell<bool>,
+    writable: Cell<bool>,
+    reader: RefCell<Option<Waker>>,
+    writer: RefCell<Option<Waker>>,
+}
+
+impl IoState {
+    fn ready(&self, dir: Direction) -> &Cell<bool> {
+        match dir {
+            Direction::Read => &self.readable,
+            Direction::Write => &self.writable,
+        }
+    }
+
+    fn waiter(&self, dir: Direction) -> &RefCell<Option<Waker>> {
+        match dir {
+            Direction::Read => &self.reader,
+            Direction::Write => &self.writer,
+        }
+    }
+
+    // ANCHOR: on_event
+    /// The event-loop callback: record what the event says, and wake whoever
+    /// waits for it. An error or a hang-up counts as ready in both
+    /// directions, so that the waiting operation runs and sees it.
+    fn on_event(&self, r: Readiness) {
+        if r.readable || r.read_closed || r.error {
+            self.readable.set(true);
+            self.wake(Direction::Read);
+        }
+        if r.writable || r.write_closed || r.error {
+            self.writable.set(true);
+            self.wake(Direction::Write);
+        }
+    }
+    // ANCHOR_END: on_event
+
+    fn wake(&self, dir: Direction) {
+        if let Some(waker) = self.waiter(dir).borrow_mut().take() {
+            trace!(target: "runtime", "reactor token={} {dir:?} ready: waking its task", self.token.get());
+            waker.wake();
+        }
+    }
+}
+
+/// A socket's membership in the runtime's event loop. The socket type owns
+/// both the mio source and this, and must call
+/// [`deregister`](Registration::deregister) when dropped.
+pub struct Registration {
+    token: Token,
+    state: Rc<IoState>,
+    runtime: Rc<Inner>,
+}
+
+impl Registration {
+    /// Registers `source` for both reading and writing with the running
+    /// runtime's event loop. Fails outside a runtime.
+    pub fn new<S: Source + ?Sized>(source: &mut S) -> io::Result<Registration> {
+        let runtime = executor::current().ok_or_else(executor::no_runtime)?;
+        let state = Rc::new(IoState::default());
+        // Rule 1: assume ready until a `WouldBlock` says otherwise.
+        state.readable.set(true);
+        state.writable.set(true);
+        let callback_state = state.clone();
+        let token = {
+            let mut event_loop = runtime
+                .event_loop
+                .try_borrow_mut()
+                .map_err(|_| event_loop_busy())?;
+            // Edge-triggered readiness costs nothing while nobody waits, so
+            // always ask for both directions.
+            event_loop.register(
+                source,
+                Interest::READABLE | Interest::WRITABLE,
+                move |_, readiness| callback_state.on_event(readiness),
+            )?
+        };
+        state.token.set(token.0);
+        Ok(Registration {
+            token,
+            state,
+            runtime,
+        })
+    }
+
+    // ANCHOR: poll_io
+    /// Tries `op` when the socket may be ready for `dir`. On `WouldBlock` it
+    /// clears readiness, stores the waker, and returns `Pending`; the next
+    /// event for `dir` wakes the task to try again.
+    pub fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            if !self.state.ready(dir).get() {
+                // Rule 2: the latest waker wins.
+                *self.state.waiter(dir).borrow_mut() = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            match op() {
+                // Rule 3: only WouldBlock clears readiness.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.state.ready(dir).set(false);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+    // ANCHOR_END: poll_io
+
+    /// The event-loop token, as the trace log shows it.
+    pub fn token(&self) -> Token {
+        self.token
+    }
+
+    /// Removes `source` from the event loop. Errors are ignored: the socket
+    /// is about to close, which removes it from the selector anyway.
+    pub fn deregister<S: Source + ?Sized>(&self, source: &mut S) {
+        match self.runtime.event_loop.try_borrow_mut() {
+            Ok(mut event_loop) => {
+                let _ = event_loop.unregister(source, self.token);
+            }
+            // Dropped from inside an event-loop callback: the registration's
+            // callback stays behind, holding only readiness flags, and the
+            // closed socket produces no more events for it.
+            Err(_) => {
+                trace!(target: "runtime", "token={} left registered: loop busy", self.token.0)
+            }
+        }
+        self.state.reader.borrow_mut().take();
+        self.state.writer.borrow_mut().take();
+    }
+
+    /// Feeds an event to this registration as if the selector had reported
+    /// it. Tests use it to make spurious events on demand.
+    #[doc(hidden)]
+    pub fn simulate_event(&self, readiness: Readiness) {
+        self.state.on_event(readiness);
+    }
+}
+
+fn event_loop_busy() -> io::Error {
+    io::Error::other("cannot register a socket from inside an event-loop callback")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Runtime;
+    use std::future::poll_fn;
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    struct CountingWaker(AtomicUsize);
+    impl Wake for CountingWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn counting() -> (Arc<CountingWaker>, Waker) {
+        let w = Arc::new(CountingWaker(AtomicUsize::new(0)));
+        (w.clone(), Waker::from(w))
+    }
+
+    fn read_op<'a>(
+        s: &'a mio::net::UnixStream,
+        buf: &'a mut [u8],
+    ) -> impl FnMut() -> io::Result<usize> + 'a {
+        move || (&*s).read(buf)
+    }
+
+    #[test]
+    fn latest_waker_wins_and_spurious_events_are_harmless() {
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            let (mut a, mut b) = mio::net::UnixStream::pair().unwrap();
+            let reg = Registration::new(&mut a).unwrap();
+            let (first, first_waker) = counting();
+            let (second, second_waker) = counting();
+            let mut buf = [0u8; 4];
+            // Nothing to read: WouldBlock clears readiness, the waker is kept.
+            let poll = reg.poll_io(
+                &mut Context::from_waker(&first_waker),
+                Direction::Read,
+                read_op(&a, &mut buf),
+            );
+            assert!(poll.is_pending());
+            let poll = reg.poll_io(
+                &mut Context::from_waker(&second_waker),
+                Direction::Read,
+                read_op(&a, &mut buf),
+            );
+            assert!(poll.is_pending());
+            // A spurious event wakes only the latest waiter...
+            reg.simulate_event(Readiness {
+                readable: true,
+                ..Readiness::default()
+            });
+            assert_eq!(first.0.load(Ordering::SeqCst), 0);
+            assert_eq!(second.0.load(Ordering::SeqCst), 1);
+            // ...who finds nothing there and waits again, unharmed.
+            let poll = reg.poll_io(
+                &mut Context::from_waker(&second_waker),
+                Direction::Read,
+                read_op(&a, &mut buf),
+            );
+            assert!(poll.is_pending());
+            b.write_all(b"ping").unwrap();
+            // The real event arrives through the event loop and wakes us.
+            poll_fn(|cx| {
+                reg.poll_io(cx, Direction::Read, read_op(&a, &mut buf))
+                    .map(|r| assert_eq!(r.unwrap(), 4))
+            })
+            .await;
+            assert_eq!(&buf, b"ping");
+            reg.deregister(&mut a);
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn short_reads_keep_readiness_until_would_block() {
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            let (mut a, mut b) = mio::net::UnixStream::pair().unwrap();
+            let reg = Registration::new(&mut a).unwrap();
+            b.write_all(b"abcdef").unwrap();
+            let (_, waker) = counting();
+            let mut cx = Context::from_waker(&waker);
+            let mut got = Vec::new();
+            // Two-byte reads, with no event in between: readiness stays set
+            // because no read has returned WouldBlock yet.
+            for _ in 0..3 {
+                let mut buf = [0u8; 2];
+                match reg.poll_io(&mut cx, Direction::Read, read_op(&a, &mut buf)) {
+                    Poll::Ready(Ok(n)) => got.extend_from_slice(&buf[..n]),
+                    other => panic!("expected data, got {other:?}"),
+                }
+            }
+            assert_eq!(got, b"abcdef");
+            let mut buf = [0u8; 2];
+            assert!(
+                reg.poll_io(&mut cx, Direction::Read, read_op(&a, &mut buf))
+                    .is_pending()
+            );
+            assert!(!reg.state.readable.get());
+            reg.deregister(&mut a);
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn registering_outside_a_runtime_is_an_error() {
+        let (mut a, _b) = mio::net::UnixStream::pair().unwrap();
+        let err = Registration::new(&mut a).err().unwrap();
+        assert!(err.to_string().contains("no runtime"), "{err}");
+    }
+}

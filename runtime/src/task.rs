@@ -1,0 +1,284 @@
+//! Tasks: a future, the executor's handle on it, and the caller's
+//! [`JoinHandle`].
+//!
+//! The chapter's `Task` wraps a coroutine and drives it with `step`: send the
+//! last result in, run to the next `yield`, and ask the yielded future to call
+//! `step` again when it resolves. Ours wraps a Rust future, and
+//! [`Task::step`] polls it once. The future itself arranges the next step by
+//! keeping the task's [`Waker`](std::task::Waker), see [`crate::waker`].
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use log::{error, trace};
+
+use crate::waker::{TaskId, TaskWaker};
+
+/// Where a task is in its life, as [`Runtime`](crate::Runtime)'s `Debug`
+/// shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// In the run queue, to be polled on the next batch.
+    Scheduled,
+    /// Being polled right now (you are probably inside it in a debugger).
+    Running,
+    /// Returned `Pending`; waiting for something to call its waker.
+    Waiting,
+    /// Done: completed, cancelled or panicked.
+    Finished,
+}
+
+/// Why a [`JoinHandle`] has no value to give.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JoinError {
+    /// [`JoinHandle::cancel`] dropped the future before it finished: our
+    /// counterpart of asyncio's `CancelledError`.
+    Cancelled,
+    /// The future panicked; the panic message.
+    Panicked(String),
+    /// The handle was polled again after it had returned its value.
+    PolledAfterCompletion,
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JoinError::Cancelled => write!(f, "task was cancelled"),
+            JoinError::Panicked(msg) => write!(f, "task panicked: {msg}"),
+            JoinError::PolledAfterCompletion => {
+                write!(f, "join handle polled after it returned the task's result")
+            }
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+/// What the task holds: the future until it finishes, then its outcome until
+/// the `JoinHandle` takes it.
+enum Stage<F: Future> {
+    Running(Pin<Box<F>>),
+    Finished(Result<F::Output, JoinError>),
+    Taken,
+}
+
+// ANCHOR: task
+/// A spawned future and everything the executor needs to drive it.
+pub(crate) struct Task<F: Future> {
+    id: TaskId,
+    /// Shared with every `Waker` clone, so a wake can find the task's id.
+    waker: Arc<TaskWaker>,
+    stage: RefCell<Stage<F>>,
+    state: Cell<TaskState>,
+    /// Who to wake when the task finishes: the task awaiting the JoinHandle.
+    join_waker: RefCell<Option<Waker>>,
+    /// Set when `cancel` is called from inside this task's own poll.
+    cancel_requested: Cell<bool>,
+}
+// ANCHOR_END: task
+
+/// The executor's view of a task, with the output type erased so that tasks
+/// of every type fit in one table.
+pub(crate) trait Runnable {
+    fn step(&self) -> Poll<()>;
+    fn state(&self) -> TaskState;
+    fn cancel(&self);
+}
+
+/// The `JoinHandle`'s view of a task: only its output type is known.
+trait Joinable<T> {
+    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>>;
+    fn cancel(&self);
+    fn id(&self) -> TaskId;
+    fn is_finished(&self) -> bool;
+}
+
+impl<F: Future + 'static> Task<F> {
+    pub(crate) fn new(id: TaskId, future: F, waker: Arc<TaskWaker>) -> Rc<Task<F>> {
+        Rc::new(Task {
+            id,
+            waker,
+            stage: RefCell::new(Stage::Running(Box::pin(future))),
+            state: Cell::new(TaskState::Scheduled),
+            join_waker: RefCell::new(None),
+            cancel_requested: Cell::new(false),
+        })
+    }
+
+    pub(crate) fn join_handle(self: &Rc<Self>) -> JoinHandle<F::Output> {
+        JoinHandle { task: self.clone() }
+    }
+
+    fn finish(&self, outcome: Result<F::Output, JoinError>) {
+        // Swap the future out first and drop it after the borrow ends: its
+        // destructor may close sockets or even cancel other tasks.
+        let old = std::mem::replace(&mut *self.stage.borrow_mut(), Stage::Finished(outcome));
+        self.state.set(TaskState::Finished);
+        drop(old);
+        if let Some(waker) = self.join_waker.borrow_mut().take() {
+            waker.wake();
+        }
+    }
+}
+
+impl<F: Future + 'static> Runnable for Task<F> {
+    // ANCHOR: step
+    /// Polls the future once: the chapter's `Task.step`. Returns `Ready` when
+    /// the task is finished and the executor can forget it.
+    fn step(&self) -> Poll<()> {
+        // From here on, a wake puts us back in the queue, even one that
+        // happens during this very poll.
+        self.waker.take_scheduled();
+        let waker = Waker::from(self.waker.clone());
+        let mut cx = Context::from_waker(&waker);
+        let poll = {
+            let mut stage = self.stage.borrow_mut();
+            let Stage::Running(future) = &mut *stage else {
+                return Poll::Ready(()); // cancelled while it sat in the queue
+            };
+            self.state.set(TaskState::Running);
+            // A panic in one task must not take the loop and every other task
+            // down with it; it becomes that task's result instead.
+            panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
+        };
+        let outcome = match poll {
+            Ok(Poll::Pending) if !self.cancel_requested.get() => {
+                self.state.set(if self.waker.is_scheduled() {
+                    TaskState::Scheduled
+                } else {
+                    TaskState::Waiting
+                });
+                trace!(target: "runtime", "poll task={} -> Pending", self.id);
+                return Poll::Pending;
+            }
+            Ok(Poll::Pending) => Err(JoinError::Cancelled),
+            Ok(Poll::Ready(output)) => Ok(output),
+            Err(payload) => Err(JoinError::Panicked(panic_message(payload.as_ref()))),
+        };
+        match &outcome {
+            Ok(_) => trace!(target: "runtime", "poll task={} -> Ready", self.id),
+            Err(JoinError::Panicked(msg)) => {
+                error!(target: "runtime", "task {} panicked: {msg}", self.id)
+            }
+            Err(e) => trace!(target: "runtime", "poll task={} -> {e}", self.id),
+        }
+        self.finish(outcome);
+        Poll::Ready(())
+    }
+    // ANCHOR_END: step
+
+    fn state(&self) -> TaskState {
+        self.state.get()
+    }
+
+    // ANCHOR: cancel
+    fn cancel(&self) {
+        if self.state.get() == TaskState::Finished {
+            return;
+        }
+        if self.stage.try_borrow_mut().is_err() {
+            // The task is cancelling itself from inside its own poll: `step`
+            // drops the future when that poll returns.
+            self.cancel_requested.set(true);
+            return;
+        }
+        trace!(target: "runtime", "cancel task={}", self.id);
+        self.finish(Err(JoinError::Cancelled));
+        // Let the executor step the task once more, see it finished, and
+        // drop it from its table.
+        Waker::from(self.waker.clone()).wake();
+    }
+    // ANCHOR_END: cancel
+}
+
+impl<F: Future + 'static> Joinable<F::Output> for Task<F> {
+    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
+        let Ok(mut stage) = self.stage.try_borrow_mut() else {
+            // A task awaiting its own handle: it can never finish.
+            *self.join_waker.borrow_mut() = Some(cx.waker().clone());
+            return Poll::Pending;
+        };
+        match std::mem::replace(&mut *stage, Stage::Taken) {
+            Stage::Finished(outcome) => Poll::Ready(outcome),
+            Stage::Taken => Poll::Ready(Err(JoinError::PolledAfterCompletion)),
+            running @ Stage::Running(_) => {
+                *stage = running;
+                // The latest waker wins: whoever polled us last is waiting.
+                *self.join_waker.borrow_mut() = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    fn cancel(&self) {
+        Runnable::cancel(self);
+    }
+
+    fn id(&self) -> TaskId {
+        self.id
+    }
+
+    fn is_finished(&self) -> bool {
+        self.state.get() == TaskState::Finished
+    }
+}
+
+/// A spawned task's result, once it has one. Await it for the result, or call
+/// [`cancel`](JoinHandle::cancel). Dropping the handle lets the task run on
+/// unobserved, as asyncio does with a task nobody awaits.
+pub struct JoinHandle<T> {
+    task: Rc<dyn Joinable<T>>,
+}
+
+impl<T> JoinHandle<T> {
+    /// Drops the task's future now, closing whatever it owned (sockets,
+    /// timers), and makes the handle resolve to [`JoinError::Cancelled`].
+    /// Our `Task.cancel()`: there is no exception to throw into the
+    /// coroutine, because dropping a future is how Rust stops it.
+    pub fn cancel(&self) {
+        self.task.cancel();
+    }
+
+    /// The task's id, as the trace log and the executor's `Debug` show it.
+    pub fn id(&self) -> TaskId {
+        self.task.id()
+    }
+
+    /// Whether the task has completed, been cancelled or panicked.
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.task.poll_join(cx)
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("id", &self.task.id())
+            .field("finished", &self.task.is_finished())
+            .finish()
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
