@@ -268,7 +268,13 @@ impl EventLoop {
                 Some(wait.map_or(until_timer, |w| w.min(until_timer)))
             }
         };
-        trace!(target: "runtime", "loop turn: waiting {wait:?} ({} sources, {} timers)", self.callbacks.len(), self.timers.len());
+        trace!(
+            target: "runtime",
+            "loop turn: wait {} for {} sources, {} timers",
+            wait.map_or("until an event".to_string(), |w| format!("up to {w:?}")),
+            self.callbacks.len(),
+            self.timers.len()
+        );
         match self.poll.poll(&mut self.events, wait) {
             Ok(()) => {}
             // A signal arrived while we slept. Not an error: go round again.
