@@ -92,6 +92,8 @@ const WAKE_TOKEN: Token = Token(0);
 pub struct EventLoop {
     poll: Poll,
     events: Events,
+    /// This turn's events, copied out of `events` (see `turn`).
+    ready: Vec<(Token, Readiness)>,
     /// Token -> the callback to run when that source is ready. `None` only
     /// while the callback itself is running (see `dispatch`).
     callbacks: HashMap<Token, Option<Callback>>,
@@ -112,6 +114,7 @@ impl EventLoop {
         Ok(EventLoop {
             poll,
             events: Events::with_capacity(1024),
+            ready: Vec::new(),
             callbacks: HashMap::new(),
             next_token: WAKE_TOKEN.0 + 1,
             timers: BTreeMap::new(),
@@ -282,19 +285,22 @@ impl EventLoop {
             Err(e) => return Err(e),
         }
         // Copy the events out: callbacks need `&mut self`, and the buffer is
-        // part of `self`.
-        let ready: Vec<(Token, Readiness)> = self
-            .events
-            .iter()
-            .filter(|event| event.token() != WAKE_TOKEN)
-            .map(|event| (event.token(), Readiness::from_event(event)))
-            .collect();
+        // part of `self`. The copy's allocation is kept for the next turn.
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.extend(
+            self.events
+                .iter()
+                .filter(|event| event.token() != WAKE_TOKEN)
+                .map(|event| (event.token(), Readiness::from_event(event))),
+        );
         let mut ran = 0;
-        for (token, readiness) in ready {
+        for &(token, readiness) in &ready {
             if self.dispatch(token, readiness) {
                 ran += 1;
             }
         }
+        ready.clear();
+        self.ready = ready;
         ran += self.fire_due_timers();
         Ok(ran)
     }

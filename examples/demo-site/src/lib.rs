@@ -1,0 +1,257 @@
+//! A small, deterministic website for testing web crawlers.
+//!
+//! Every crawler in this project crawls this site by default. It runs on
+//! plain `std` threads (no async runtime, so it cannot share bugs with the
+//! runtime under test) and binds to `127.0.0.1`.
+//!
+//! ```no_run
+//! use demo_site::{DemoSite, SiteConfig};
+//!
+//! let site = DemoSite::start(SiteConfig { pages: 20, ..SiteConfig::default() })?;
+//! println!("crawl {}/", site.base_url());
+//! // ... run a crawler against site.url("/") ...
+//! let found: Vec<String> = Vec::new(); // the crawler's result
+//! let expected: Vec<String> = site.expected().into_iter().map(|e| e.url).collect();
+//! assert_eq!(found, expected);
+//! println!("{} requests", site.counters().requests);
+//! site.shutdown();
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! The content (see the README for the route table) is a pure function of
+//! the [`SiteConfig`] and the port, and [`DemoSite::expected`] derives the
+//! exact set of URLs a correct same-host crawler finds by crawling that same
+//! function in memory.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+mod content;
+mod expected;
+mod html;
+mod http;
+mod prose;
+mod server;
+
+use server::Shared;
+
+/// How the site is generated and served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteConfig {
+    /// Number of numbered pages (`/pages/{a,b,c}/N.html`). Default 100.
+    pub pages: usize,
+    /// Links from each numbered page to other numbered pages. Default 5.
+    pub fan_out: usize,
+    /// Average size of a numbered page in bytes, reached by padding with
+    /// prose (a page is never smaller than its links need). Default 2000.
+    pub page_size: usize,
+    /// Delay before every response. Default zero.
+    pub delay: Duration,
+    /// Per-path delays overriding `delay`. A path matches a request whose
+    /// target is exactly that string, or whose target without the query is.
+    pub path_delays: Vec<(String, Duration)>,
+    /// Keep HTTP/1.1 connections open between requests. With `false`, every
+    /// response carries `Connection: close` and the connection is closed.
+    /// Default true.
+    pub keep_alive: bool,
+    /// Port on 127.0.0.1; 0 picks a free one. Default 0.
+    pub port: u16,
+}
+
+impl Default for SiteConfig {
+    fn default() -> Self {
+        SiteConfig {
+            pages: 100,
+            fan_out: 5,
+            page_size: 2_000,
+            delay: Duration::ZERO,
+            path_delays: Vec::new(),
+            keep_alive: true,
+            port: 0,
+        }
+    }
+}
+
+/// A snapshot of what the server has seen.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counters {
+    /// Connections accepted.
+    pub connections: u64,
+    /// Requests received and handled, whatever the outcome: normal answers,
+    /// error responses (including `400 Bad Request`) and fault paths.
+    pub requests: u64,
+    /// The most requests ever being handled at the same time, counting from
+    /// "request head parsed" to "response written" (delays included).
+    pub peak_in_flight: u64,
+    /// Requests per request target, query included (`/a.html?x=1` and
+    /// `/a.html` are counted separately). Malformed requests are not here.
+    pub per_path: BTreeMap<String, u64>,
+}
+
+/// One URL a correct crawler discovers, and what the server answers there.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExpectedUrl {
+    /// Absolute and fragment-free, serialized by the `url` crate.
+    pub url: String,
+    /// The response status.
+    pub status: u16,
+    /// For redirects: the `Location` resolved against `url`, fragment
+    /// removed (what the crawler enqueues).
+    pub location: Option<String>,
+    /// The exact `Content-Type` header value.
+    pub content_type: Option<String>,
+    /// The declared charset, lower-cased: the header's `charset` parameter,
+    /// else the page's `<meta charset>`, else `None`.
+    pub charset: Option<String>,
+    /// Whether the body is valid UTF-8 (false for the PNG and two charset
+    /// pages).
+    pub body_is_utf8: bool,
+}
+
+/// A running demo site. Stops when dropped or [`DemoSite::shutdown`].
+pub struct DemoSite {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    /// `None` once stopped. The accept thread returns the connection
+    /// threads that were still running when it stopped, for joining.
+    accept_thread: Option<JoinHandle<Vec<JoinHandle<()>>>>,
+}
+
+impl DemoSite {
+    /// Binds `127.0.0.1:config.port` and starts serving in the background.
+    pub fn start(config: SiteConfig) -> io::Result<DemoSite> {
+        let listener = listen((Ipv4Addr::LOCALHOST, config.port).into())?;
+        let addr = listener.local_addr()?;
+        let site = content::Site::new(config.pages, config.fan_out, config.page_size, addr.port());
+        let shared = Arc::new(Shared::new(
+            site,
+            config.delay,
+            config.path_delays,
+            config.keep_alive,
+        ));
+        let accept_shared = Arc::clone(&shared);
+        let accept_thread = thread::Builder::new()
+            .name("demo-site-accept".to_string())
+            .spawn(move || server::accept_loop(listener, accept_shared))?;
+        Ok(DemoSite {
+            addr,
+            shared,
+            accept_thread: Some(accept_thread),
+        })
+    }
+
+    /// [`DemoSite::start`] with [`SiteConfig::default`].
+    pub fn start_default() -> io::Result<DemoSite> {
+        DemoSite::start(SiteConfig::default())
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub fn base_url(&self) -> String {
+        self.shared.site.origin()
+    }
+
+    /// The absolute URL of `path`, which should start with `/`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url())
+    }
+
+    /// A snapshot of the counters.
+    pub fn counters(&self) -> Counters {
+        self.shared.counters()
+    }
+
+    /// Sets every counter back to zero (the peak to the number of requests
+    /// in flight right now). This also re-arms `/fault/flaky/N` paths,
+    /// which count failures in `per_path`.
+    pub fn reset_counters(&self) {
+        self.shared.reset_counters();
+    }
+
+    /// Blocks until `condition` holds for the counters or `timeout` passes;
+    /// returns whether it holds. Lets tests wait for the server to reach a
+    /// state (say, "3 requests received") without sleeping.
+    pub fn wait_until(&self, timeout: Duration, condition: impl FnMut(&Counters) -> bool) -> bool {
+        self.shared.wait_until(timeout, condition)
+    }
+
+    /// Every URL a same-host crawler starting at `/` discovers, sorted by
+    /// URL. The crawler follows every `href` in HTML, XHTML and XML bodies
+    /// (resolved against `<base href>` if present), drops fragments, stays on
+    /// 127.0.0.1 and this port, and follows `Location` headers.
+    pub fn expected(&self) -> Vec<ExpectedUrl> {
+        expected::crawl(&self.shared.site)
+    }
+
+    /// Stops the server: stops accepting, closes every connection (even one
+    /// stuck on `/fault/hang` or in a delay) and joins all threads.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let Some(accept_thread) = self.accept_thread.take() else {
+            return;
+        };
+        self.shared.begin_stopping();
+        // The accept thread is blocked in accept(); the simplest portable way
+        // to wake it is to be the client it is waiting for. It then sees the
+        // stop flag and returns.
+        let woke = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_ok();
+        let workers = if woke {
+            accept_thread.join().unwrap_or_default()
+        } else {
+            // Could not connect (out of file descriptors?). Leave the accept
+            // thread detached rather than hang; it exits on its next accept.
+            log::warn!("demo-site: could not wake the accept thread; leaving it detached");
+            Vec::new()
+        };
+        // No new connections can be registered now; wake every existing one.
+        self.shared.close_all_connections();
+        for worker in workers {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// Connections the kernel queues for us before `accept`. std uses 128; a
+/// crawler with hundreds of fetches in flight connects faster than that in a
+/// burst, and connections beyond the queue are dropped and retried a second
+/// later, which would show up as mysterious one-second stalls in benchmarks.
+const LISTEN_BACKLOG: i32 = 1024;
+
+/// `TcpListener::bind` with a bigger backlog.
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // Like std on Unix: lets a restarted server bind its old port at once,
+    // even while connections from the previous run linger in TIME_WAIT.
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into())
+}
+
+impl Drop for DemoSite {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl std::fmt::Debug for DemoSite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoSite")
+            .field("addr", &self.addr)
+            .field("running", &self.accept_thread.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,198 @@
+//! `demo-site`: serve the demo site until interrupted.
+//!
+//! Prints the site's URL as the first line on stdout (so scripts can read
+//! it) and then serves until Ctrl-C, which simply ends the process.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use demo_site::{DemoSite, SiteConfig};
+
+const USAGE: &str = "\
+Usage: demo-site [OPTIONS]
+
+Serves a deterministic test website on 127.0.0.1 until Ctrl-C.
+
+Options:
+  --port N              port to listen on; 0 picks a free port [default: 0]
+  --pages N             number of numbered pages [default: 100]
+  --fan-out N           links from each page to other pages [default: 5]
+  --page-size BYTES     average page size in bytes [default: 2000]
+  --delay-ms N          delay before every response, in ms [default: 0]
+  --path-delay PATH=MS  delay for one path, overriding --delay-ms (repeatable)
+  --no-keep-alive       close the connection after every response
+  -h, --help            print this help
+
+Set RUST_LOG=debug to log every request to stderr.";
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Command {
+    Serve(SiteConfig),
+    Help,
+}
+
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+    let mut config = SiteConfig::default();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        // Accept both `--port 8000` and `--port=8000`.
+        let (name, inline_value) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => {
+                (name.to_string(), Some(value.to_string()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let mut value = || {
+            inline_value
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match name.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--port" => config.port = number(&name, &value()?)?,
+            "--pages" => config.pages = number(&name, &value()?)?,
+            "--fan-out" => config.fan_out = number(&name, &value()?)?,
+            "--page-size" => config.page_size = number(&name, &value()?)?,
+            "--delay-ms" => config.delay = Duration::from_millis(number(&name, &value()?)?),
+            "--path-delay" => {
+                let spec = value()?;
+                let (path, ms) = spec
+                    .rsplit_once('=')
+                    .filter(|(path, _)| path.starts_with('/'))
+                    .ok_or_else(|| {
+                        format!(
+                            "--path-delay wants PATH=MS with PATH starting with '/', got {spec:?}"
+                        )
+                    })?;
+                let ms: u64 = number("--path-delay", ms)?;
+                config
+                    .path_delays
+                    .push((path.to_string(), Duration::from_millis(ms)));
+            }
+            "--no-keep-alive" if inline_value.is_none() => config.keep_alive = false,
+            "--no-keep-alive" => return Err("--no-keep-alive takes no value".to_string()),
+            _ => return Err(format!("unknown argument {arg:?}")),
+        }
+    }
+    Ok(Command::Serve(config))
+}
+
+fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
+    value
+        .parse()
+        .map_err(|_| format!("{name} wants a non-negative whole number in range, got {value:?}"))
+}
+
+fn main() -> ExitCode {
+    let config = match parse_args(std::env::args().skip(1)) {
+        Ok(Command::Serve(config)) => config,
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("demo-site: error: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+
+    let summary = format!(
+        "{} pages, fan-out {}, ~{} bytes per page, delay {} ms, keep-alive {}",
+        config.pages,
+        config.fan_out,
+        config.page_size,
+        config.delay.as_millis(),
+        if config.keep_alive { "on" } else { "off" }
+    );
+    let site = match DemoSite::start(config) {
+        Ok(site) => site,
+        Err(e) => {
+            eprintln!("demo-site: error: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{}/", site.base_url());
+    eprintln!("demo-site: serving {summary}");
+    eprintln!(
+        "demo-site: {} URLs to discover; press Ctrl-C to stop",
+        site.expected().len()
+    );
+    // The server runs on its own threads; this one just waits forever.
+    // Ctrl-C's default action ends the process, which is all we need.
+    loop {
+        std::thread::park();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Command, String> {
+        parse_args(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(parse(&[]), Ok(Command::Serve(SiteConfig::default())));
+    }
+
+    #[test]
+    fn all_options() {
+        let Ok(Command::Serve(config)) = parse(&[
+            "--port",
+            "8000",
+            "--pages=7",
+            "--fan-out",
+            "2",
+            "--page-size",
+            "100000",
+            "--delay-ms",
+            "5",
+            "--path-delay",
+            "/a?b=c=30",
+            "--no-keep-alive",
+        ]) else {
+            panic!("did not parse");
+        };
+        assert_eq!(
+            config,
+            SiteConfig {
+                pages: 7,
+                fan_out: 2,
+                page_size: 100_000,
+                delay: Duration::from_millis(5),
+                path_delays: vec![("/a?b=c".to_string(), Duration::from_millis(30))],
+                keep_alive: false,
+                port: 8000,
+            }
+        );
+    }
+
+    #[test]
+    fn help() {
+        assert_eq!(parse(&["--pages", "3", "--help"]), Ok(Command::Help));
+        assert_eq!(parse(&["-h"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn errors() {
+        for bad in [
+            &["--port"][..],
+            &["--port", "70000"],
+            &["--pages", "-1"],
+            &["--pages", "x"],
+            &["--bogus"],
+            &["8000"],
+            &["--no-keep-alive=yes"],
+            &["--path-delay", "nopath=3"],
+            &["--path-delay", "/x"],
+            &["--path-delay", "/x=soon"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

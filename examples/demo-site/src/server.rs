@@ -1,0 +1,447 @@
+//! The server: one thread accepting connections, one thread per connection.
+//!
+//! Deliberately the simplest design that works. The crawlers in this project
+//! are about *avoiding* a thread per connection; the site they crawl is
+//! allowed to use one, because it only has to be correct, predictable and
+//! easy to shut down.
+//!
+//! Shutting down a thread-per-connection server is the interesting part:
+//! threads blocked in `accept`, `read`, `write` or a delay must all be woken.
+//! - `accept` is woken by connecting to ourselves (see `DemoSite::stop`).
+//! - `read`/`write` are woken by `shutdown(Both)` on every live socket, which
+//!   is why each connection registers a clone of its socket in `streams`.
+//! - delays wait on a condition variable that shutdown signals.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::Counters;
+use crate::content::{Fault, Resource, Route, Site};
+use crate::http::{Connection, Framing, Incoming, Request, encode_response};
+
+/// An idle keep-alive connection is closed after this long, so threads of
+/// clients that vanish without closing do not pile up.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// A client that stops reading cannot block a thread for longer than this.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a closing connection waits for the client to close its end.
+const LINGER_TIMEOUT: Duration = Duration::from_secs(2);
+/// How much a closing connection is willing to read and throw away.
+const LINGER_LIMIT: u64 = 64 * 1024;
+
+/// State shared by the accept thread, connection threads and `DemoSite`.
+pub(crate) struct Shared {
+    pub site: Site,
+    delay: Duration,
+    path_delays: Vec<(String, Duration)>,
+    keep_alive: bool,
+    stats: Mutex<Stats>,
+    /// Signalled whenever `stats` changes, for [`Shared::wait_until`].
+    stats_changed: Condvar,
+    stopping: Mutex<bool>,
+    /// Signalled once, when `stopping` becomes true.
+    stop_signal: Condvar,
+    /// A clone of every open connection's socket, by connection id.
+    streams: Mutex<HashMap<u64, TcpStream>>,
+}
+
+#[derive(Default)]
+struct Stats {
+    counters: Counters,
+    /// Requests between "parsed" and "response written", right now.
+    in_flight: u64,
+}
+
+/// Locks a mutex, ignoring poisoning. Our critical sections never leave
+/// data half-updated, so a panic elsewhere must not take the server down.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub fn new(
+        site: Site,
+        delay: Duration,
+        path_delays: Vec<(String, Duration)>,
+        keep_alive: bool,
+    ) -> Shared {
+        Shared {
+            site,
+            delay,
+            path_delays,
+            keep_alive,
+            stats: Mutex::default(),
+            stats_changed: Condvar::new(),
+            stopping: Mutex::new(false),
+            stop_signal: Condvar::new(),
+            streams: Mutex::default(),
+        }
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        *lock(&self.stopping)
+    }
+
+    pub fn begin_stopping(&self) {
+        *lock(&self.stopping) = true;
+        self.stop_signal.notify_all();
+    }
+
+    /// Sleeps for `duration` unless the server starts stopping first.
+    /// Returns `false` if it was interrupted.
+    fn pause(&self, duration: Duration) -> bool {
+        let stopping = lock(&self.stopping);
+        let (stopping, _) = self
+            .stop_signal
+            .wait_timeout_while(stopping, duration, |stopping| !*stopping)
+            .unwrap_or_else(PoisonError::into_inner);
+        !*stopping
+    }
+
+    /// Unblocks every connection thread: their reads return end-of-stream
+    /// and their writes fail.
+    pub fn close_all_connections(&self) {
+        for stream in lock(&self.streams).values() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn delay_for(&self, target: &str) -> Duration {
+        let path = target.split_once('?').map_or(target, |(path, _)| path);
+        self.path_delays
+            .iter()
+            .find(|(p, _)| p == target)
+            .or_else(|| self.path_delays.iter().find(|(p, _)| p == path))
+            .map_or(self.delay, |(_, delay)| *delay)
+    }
+
+    fn update_stats(&self, update: impl FnOnce(&mut Stats)) {
+        update(&mut lock(&self.stats));
+        self.stats_changed.notify_all();
+    }
+
+    fn count_connection(&self) {
+        self.update_stats(|s| s.counters.connections += 1);
+    }
+
+    /// Counts a request and marks it in flight until the guard is dropped.
+    /// Returns how many requests this exact target has had, including this
+    /// one (`/fault/flaky/N` uses it). Malformed requests have no target.
+    fn begin_request(&self, target: Option<&str>) -> (InFlight<'_>, u64) {
+        let mut nth = 0;
+        self.update_stats(|s| {
+            s.counters.requests += 1;
+            if let Some(target) = target {
+                let count = s.counters.per_path.entry(target.to_string()).or_default();
+                *count += 1;
+                nth = *count;
+            }
+            s.in_flight += 1;
+            s.counters.peak_in_flight = s.counters.peak_in_flight.max(s.in_flight);
+        });
+        (InFlight(self), nth)
+    }
+
+    pub fn counters(&self) -> Counters {
+        lock(&self.stats).counters.clone()
+    }
+
+    pub fn reset_counters(&self) {
+        self.update_stats(|s| {
+            s.counters = Counters {
+                // Requests in flight right now are still concurrent with
+                // whatever comes next.
+                peak_in_flight: s.in_flight,
+                ..Counters::default()
+            };
+        });
+    }
+
+    pub fn wait_until(
+        &self,
+        timeout: Duration,
+        mut condition: impl FnMut(&Counters) -> bool,
+    ) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut stats = lock(&self.stats);
+        loop {
+            if condition(&stats.counters) {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            stats = self
+                .stats_changed
+                .wait_timeout(stats, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}
+
+/// Marks one request as in flight for as long as it lives. A guard rather
+/// than a manual decrement, so that every early return is covered.
+struct InFlight<'a>(&'a Shared);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0
+            .update_stats(|s| s.in_flight = s.in_flight.saturating_sub(1));
+    }
+}
+
+/// Removes a connection's socket from the registry when its thread ends.
+struct Registration<'a> {
+    shared: &'a Shared,
+    id: u64,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.streams).remove(&self.id);
+    }
+}
+
+/// Accepts connections until the server stops, handing each to a new
+/// thread. Returns the handles of connection threads that may still run.
+pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) -> Vec<JoinHandle<()>> {
+    let mut workers: Vec<JoinHandle<()>> = Vec::new();
+    let mut next_id = 0u64;
+    for incoming in listener.incoming() {
+        if shared.is_stopping() {
+            break;
+        }
+        let stream = match incoming {
+            Ok(stream) => stream,
+            Err(e) => {
+                // Usually transient (a client gave up) or resource
+                // exhaustion (out of file descriptors): back off a little
+                // instead of spinning, and keep serving.
+                log::warn!("accept failed: {e}");
+                shared.pause(Duration::from_millis(10));
+                continue;
+            }
+        };
+        // Join finished threads so the list does not grow forever.
+        let (finished, running): (Vec<_>, Vec<_>) =
+            workers.into_iter().partition(|w| w.is_finished());
+        for worker in finished {
+            let _ = worker.join();
+        }
+        workers = running;
+
+        shared.count_connection();
+        let id = next_id;
+        next_id += 1;
+        // Register before spawning, so shutdown can always reach the socket.
+        match stream.try_clone() {
+            Ok(clone) => lock(&shared.streams).insert(id, clone),
+            Err(e) => {
+                log::warn!("dropping connection: cannot clone socket: {e}");
+                continue;
+            }
+        };
+        let worker_shared = Arc::clone(&shared);
+        let spawned = thread::Builder::new()
+            .name(format!("demo-site-conn-{id}"))
+            .spawn(move || serve_connection(&worker_shared, stream, id));
+        match spawned {
+            Ok(worker) => workers.push(worker),
+            Err(e) => {
+                log::warn!("dropping connection: cannot spawn thread: {e}");
+                lock(&shared.streams).remove(&id);
+            }
+        }
+    }
+    workers
+}
+
+/// What to do with a connection after answering one request.
+enum After {
+    /// Wait for the next request.
+    KeepAlive,
+    /// Close gracefully: everything written so far reaches the client.
+    Close,
+    /// Just drop the socket (the client is gone or we are shutting down).
+    Abort,
+}
+
+fn serve_connection(shared: &Shared, stream: TcpStream, id: u64) {
+    let _registration = Registration { shared, id };
+    // Responses are written with one write_all; no need for Nagle to batch.
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let peer = stream.peer_addr().ok();
+    let mut conn = Connection::new(stream);
+    loop {
+        if shared.is_stopping() {
+            return;
+        }
+        let after = match conn.read_request() {
+            Incoming::Gone => return,
+            Incoming::Bad(why) => {
+                log::debug!("{peer:?}: 400 Bad Request: {why}");
+                bad_request(shared, &mut conn, &why)
+            }
+            Incoming::Request(request) => {
+                log::debug!("{peer:?}: {} {}", request.method, request.target);
+                handle(shared, &mut conn, request)
+            }
+        };
+        match after {
+            After::KeepAlive => {}
+            After::Close => return linger_close(&conn.stream),
+            After::Abort => return,
+        }
+    }
+}
+
+fn bad_request(shared: &Shared, conn: &mut Connection, why: &str) -> After {
+    let _in_flight = shared.begin_request(None);
+    let res = Resource::error(
+        400,
+        &format!("The server could not understand the request: {why}."),
+    );
+    send(conn, &res, Framing::ContentLength, false, true, &[])
+}
+
+fn handle(shared: &Shared, conn: &mut Connection, request: Request) -> After {
+    let (_in_flight, nth) = shared.begin_request(Some(&request.target));
+    if !shared.pause(shared.delay_for(&request.target)) {
+        return After::Abort;
+    }
+    // HTTP/1.0 bodies are close-delimited, so those connections always close.
+    let close = request.http10 || request.wants_close || !shared.keep_alive || shared.is_stopping();
+    let head_only = request.method == "HEAD";
+    let framing = |res: &Resource| match (request.http10, res.chunked) {
+        (true, _) => Framing::CloseDelimited,
+        (false, true) => Framing::Chunked,
+        (false, false) => Framing::ContentLength,
+    };
+    if request.method != "GET" && !head_only {
+        let res = Resource::error(405, "This site only answers GET and HEAD requests.");
+        return send(
+            conn,
+            &res,
+            framing(&res),
+            false,
+            close,
+            &[("Allow", "GET, HEAD")],
+        );
+    }
+    let res = match shared.site.route(&request.target) {
+        Route::Resource(res) => res,
+        Route::Fault(Fault::Flaky { failures }) if nth > failures => {
+            shared.site.flaky_success(failures)
+        }
+        Route::Fault(fault) => return misbehave(shared, &conn.stream, fault),
+    };
+    send(conn, &res, framing(&res), head_only, close, &[])
+}
+
+fn send(
+    conn: &mut Connection,
+    res: &Resource,
+    framing: Framing,
+    head_only: bool,
+    close: bool,
+    extra_headers: &[(&str, &str)],
+) -> After {
+    let bytes = encode_response(res, framing, head_only, close, extra_headers);
+    match conn.stream.write_all(&bytes) {
+        Ok(()) if close => After::Close,
+        Ok(()) => After::KeepAlive,
+        Err(_) => After::Abort,
+    }
+}
+
+/// The first 100 bytes of a page that the broken responses never finish.
+fn truncated_body() -> Vec<u8> {
+    let mut body =
+        b"<!DOCTYPE html>\n<html><head><title>Cut short</title></head><body><p>This body never ends properly"
+            .repeat(2);
+    body.truncate(100);
+    body
+}
+
+/// Answers a fault path. See [`Fault`] for what each one does.
+fn misbehave(shared: &Shared, stream: &TcpStream, fault: Fault) -> After {
+    let mut stream = stream;
+    let mut bytes = Vec::new();
+    match fault {
+        Fault::Hang => {
+            hang(shared, stream);
+            return After::Abort;
+        }
+        Fault::CloseMidBody => {
+            bytes.extend_from_slice(
+                b"HTTP/1.1 200 OK\r\nServer: demo-site\r\nContent-Type: text/html; charset=utf-8\r\n\
+                  Transfer-Encoding: chunked\r\n\r\n3e8\r\n",
+            );
+            bytes.extend_from_slice(&truncated_body());
+        }
+        Fault::ShortBody => {
+            bytes.extend_from_slice(
+                b"HTTP/1.1 200 OK\r\nServer: demo-site\r\nContent-Type: text/html; charset=utf-8\r\n\
+                  Content-Length: 500\r\n\r\n",
+            );
+            bytes.extend_from_slice(&truncated_body());
+        }
+        Fault::Garbage => {
+            bytes.extend_from_slice(b"\xff\xfeTHIS IS NOT HTTP\r\n\x00\x01\x02 garbage \r\n\r\n");
+        }
+        Fault::Drop | Fault::Flaky { .. } => {}
+    }
+    match stream.write_all(&bytes) {
+        Ok(()) => After::Close,
+        Err(_) => After::Abort,
+    }
+}
+
+/// Never answers: reads and ignores whatever the client sends until it
+/// closes the connection or the server shuts down (which makes the read
+/// return end-of-stream). Read timeouts are ignored, so the hang outlasts
+/// the idle timeout.
+fn hang(shared: &Shared, mut stream: &TcpStream) {
+    let mut sink = [0u8; 1024];
+    loop {
+        match stream.read(&mut sink) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                if shared.is_stopping() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Closes a connection without destroying the response we just wrote.
+///
+/// If a socket is closed while unread bytes from the client sit in its
+/// receive buffer, the kernel answers with a reset (RST), and the client may
+/// lose response bytes it had not read yet. That matters most for
+/// close-delimited bodies. So: half-close our side (the client sees
+/// end-of-stream right after the last byte), then read and discard until the
+/// client closes too, with a time and size limit.
+fn linger_close(stream: &TcpStream) {
+    let _ = stream.shutdown(Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(LINGER_TIMEOUT));
+    let _ = io::copy(&mut stream.take(LINGER_LIMIT), &mut io::sink());
+}
