@@ -1,0 +1,487 @@
+//! The command line: `crawl.py`'s options, in the chapter's spellings and
+//! ours, plus what a real site needs (timeouts, a body cap, `--resolve`).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::net::IpAddr;
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::time::Duration;
+
+use clap::{ArgAction, Parser, ValueEnum};
+use demo_site::DemoSite;
+use regex::Regex;
+use runtime::Runtime;
+use url::Url;
+
+use crate::config::{Config, default_parse_threads};
+use crate::crawling::{Crawler, Outcome};
+use crate::http::ClientConfig;
+use crate::interrupt::{EXIT_INTERRUPTED, Interrupt};
+use crate::progress;
+use crate::reporting;
+
+// ANCHOR: args
+/// A web crawler on a hand-made async runtime: the finished crawler of
+/// "A Web Crawler With asyncio Coroutines", in Rust.
+///
+/// Crawls every page reachable from the roots on the roots' hosts, then
+/// prints a report on stdout. Logs and the progress line go to stderr.
+#[derive(Debug, Parser)]
+#[command(name = "stage3-crawler", version, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Root URLs. A root without a scheme gets http://. With no root, the
+    /// crawler starts the demo site in-process and crawls that.
+    #[arg(value_name = "ROOT", value_parser = parse_root)]
+    pub roots: Vec<Url>,
+
+    /// Follow at most N redirects in a row from one URL.
+    #[arg(
+        long = "max-redirect",
+        alias = "max_redirect",
+        value_name = "N",
+        default_value_t = 10
+    )]
+    pub max_redirect: u32,
+
+    /// Try each URL at most N times on network errors.
+    #[arg(long = "max-tries", alias = "max_tries", value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tries: u32,
+
+    /// Run N workers: at most N requests at once.
+    #[arg(long = "max-tasks", alias = "max_tasks", value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_tasks: u32,
+
+    /// Do not follow URLs that match REGEX (anywhere in the URL).
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub exclude: Option<Regex>,
+
+    /// Strict host matching: a root's host, with or without "www." (default).
+    #[arg(long, overrides_with = "lenient")]
+    pub strict: bool,
+
+    /// Lenient host matching: any host sharing the root's last two labels.
+    #[arg(long, overrides_with = "strict")]
+    pub lenient: bool,
+
+    /// Log more: -v for debug, -vv for everything.
+    #[arg(short, long, action = ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Log errors only.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Give up connecting (DNS included) after this long: 500ms, 10s, 1m.
+    #[arg(long = "connect-timeout", alias = "connect_timeout", value_name = "DURATION",
+          default_value = "10s", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+
+    /// Give up when the server sends nothing for this long.
+    #[arg(long = "read-timeout", alias = "read_timeout", value_name = "DURATION",
+          default_value = "30s", value_parser = parse_duration)]
+    pub read_timeout: Duration,
+
+    /// Fail pages whose body is larger than this: 500K, 10MiB, 1048576.
+    #[arg(long = "max-body", alias = "max_body", value_name = "BYTES",
+          default_value = "10MiB", value_parser = parse_size)]
+    pub max_body: u64,
+
+    /// Queue at most N URLs in all (roots included).
+    #[arg(long = "max-pages", alias = "max_pages", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_pages: Option<u64>,
+
+    /// The report on stdout: the chapter's text, or JSON Lines (one object
+    /// per URL as it completes, then a summary).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Report::Text)]
+    pub report: Report,
+
+    /// Show a progress line on stderr.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = progress::When::Auto)]
+    pub progress: progress::When,
+
+    /// Connect to ADDR for HOST:PORT instead of asking DNS (as curl's
+    /// --resolve). Repeatable.
+    #[arg(long, value_name = "HOST:PORT:ADDR", value_parser = parse_resolve)]
+    pub resolve: Vec<Resolve>,
+
+    /// Threads that parse pages [default: cores - 1, at least 1]; 0 parses
+    /// on the event-loop thread.
+    #[arg(long = "parse-threads", alias = "parse_threads", value_name = "N")]
+    pub parse_threads: Option<usize>,
+}
+// ANCHOR_END: args
+
+const AFTER_HELP: &str = "\
+Every option is also accepted with underscores, as the chapter spells them
+(--max_redirect, --max_tries, --max_tasks, ...).
+
+Exit status: 0 when the crawl completed (even if some pages failed), 1 when
+no root could be fetched, 2 on a usage error, 130 when interrupted by Ctrl-C.
+
+Examples:
+  stage3-crawler                               crawl the built-in demo site
+  stage3-crawler xkcd.com --max-tasks 20       crawl http://xkcd.com/
+  stage3-crawler http://localhost:8000/ --exclude '\\.pdf$' --report json";
+
+/// `--report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Report {
+    Text,
+    Json,
+}
+
+/// One `--resolve HOST:PORT:ADDR`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolve {
+    pub host: String,
+    pub port: u16,
+    pub addr: IpAddr,
+}
+
+impl Args {
+    /// The crawl settings these arguments ask for.
+    pub fn config(&self) -> Config {
+        let resolve: HashMap<(String, u16), IpAddr> = self
+            .resolve
+            .iter()
+            .map(|r| ((r.host.clone(), r.port), r.addr))
+            .collect();
+        Config {
+            max_redirect: self.max_redirect,
+            max_tries: self.max_tries,
+            max_tasks: self.max_tasks as usize,
+            exclude: self.exclude.clone(),
+            strict: !self.lenient,
+            max_pages: self
+                .max_pages
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            parse_threads: self.parse_threads.unwrap_or_else(default_parse_threads),
+            client: ClientConfig {
+                connect_timeout: self.connect_timeout,
+                read_timeout: self.read_timeout,
+                max_body: self.max_body,
+                resolve,
+                ..ClientConfig::default()
+            },
+        }
+    }
+
+    /// The log level the flags ask for: info by default.
+    pub fn log_level(&self) -> log::LevelFilter {
+        match (self.quiet, self.verbose) {
+            (true, _) => log::LevelFilter::Error,
+            (false, 0) => log::LevelFilter::Info,
+            (false, 1) => log::LevelFilter::Debug,
+            (false, _) => log::LevelFilter::Trace,
+        }
+    }
+}
+
+/// Adds `http://` to a root that has no scheme, as `crawl.py`'s `fix_url`.
+pub fn parse_root(root: &str) -> Result<Url, String> {
+    let fixed = if root.contains("://") {
+        root.to_string()
+    } else {
+        format!("http://{root}")
+    };
+    let mut url = Url::parse(&fixed).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "only http and https URLs can be crawled, not {}",
+            url.scheme()
+        ));
+    }
+    if url.host().is_none() {
+        return Err("the URL has no host".into());
+    }
+    url.set_fragment(None);
+    Ok(url)
+}
+
+fn parse_regex(s: &str) -> Result<Regex, String> {
+    Regex::new(s).map_err(|e| e.to_string())
+}
+
+/// `250ms`, `10s`, `1.5s`, `2m`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (try 500ms, 10s or 1m)"))?;
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" | "min" => 60.0,
+        other => return Err(format!("unknown unit {other:?} (use ms, s or m)")),
+    };
+    Duration::try_from_secs_f64(value * scale)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is not a usable duration"))
+}
+
+/// A byte count with an optional binary suffix: `512`, `64K`, `10MiB`, `1G`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (try 500K or 10MiB)"))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        other => return Err(format!("unknown unit {other:?} (use K, MiB or G)")),
+    };
+    value
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+/// `HOST:PORT:ADDR`, where ADDR is an IPv4 address or an IPv6 one (with or
+/// without brackets).
+pub fn parse_resolve(s: &str) -> Result<Resolve, String> {
+    let mut parts = s.splitn(3, ':');
+    let (Some(host), Some(port), Some(addr)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("{s:?} is not HOST:PORT:ADDR"));
+    };
+    if host.is_empty() {
+        return Err(format!("{s:?} has no host"));
+    }
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("{port:?} is not a port number"))?;
+    let addr: IpAddr = addr
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .map_err(|_| format!("{addr:?} is not an IP address"))?;
+    Ok(Resolve {
+        host: host.to_ascii_lowercase(),
+        port,
+        addr,
+    })
+}
+
+/// Sends log records to env_logger, erasing the progress line first.
+struct Logger {
+    inner: env_logger::Logger,
+}
+
+impl log::Log for Logger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        self.inner.enabled(metadata)
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.inner.matches(record) {
+            progress::clear();
+            self.inner.log(record);
+        }
+    }
+
+    fn flush(&self) {
+        self.inner.flush();
+    }
+}
+
+/// Logs to stderr at `level`, as `LEVEL target: message`. `RUST_LOG` adds
+/// to it (`RUST_LOG=runtime=trace` traces the runtime).
+fn init_logging(level: log::LevelFilter) {
+    use std::io::Write as _;
+    let inner = env_logger::Builder::new()
+        .filter_level(level)
+        .parse_default_env()
+        .format(|buf, record| {
+            writeln!(
+                buf,
+                "{} {}: {}",
+                record.level(),
+                record.target(),
+                record.args()
+            )
+        })
+        .build();
+    let max = inner.filter();
+    if log::set_boxed_logger(Box::new(Logger { inner })).is_ok() {
+        log::set_max_level(max);
+    }
+}
+
+// ANCHOR: main
+/// The program: parse the arguments, crawl, report. Returns the exit status.
+pub fn main() -> ExitCode {
+    let args = Args::parse(); // exits with status 2 on a usage error
+    init_logging(args.log_level());
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("stage3-crawler: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> io::Result<ExitCode> {
+    // Keeps the demo site running until the report is written.
+    let mut _site = None;
+    let roots = if args.roots.is_empty() {
+        let site = DemoSite::start_default()?;
+        let root = site.url("/");
+        eprintln!("No root given: crawling the demo site, started in-process at {root}");
+        _site = Some(site);
+        vec![parse_root(&root).map_err(io::Error::other)?]
+    } else {
+        args.roots.clone()
+    };
+    let runtime = Runtime::new()?;
+    let crawler = Rc::new(Crawler::new(roots, args.config())?);
+    if args.report == Report::Json {
+        crawler.on_stat(|stat| {
+            // A closed stdout (`| head`) must not stop the crawl.
+            let _ = writeln!(io::stdout().lock(), "{}", reporting::json_line(stat));
+        });
+    }
+    let show_progress = args.progress.enabled();
+    let (outcome, _interrupt) = runtime.block_on(async {
+        let interrupt = Interrupt::install()
+            .inspect_err(|e| log::warn!("Ctrl-C will not print a report: {e}"))
+            .ok();
+        let progress = show_progress.then(|| runtime::spawn(progress::run(Rc::clone(&crawler))));
+        let outcome = match &interrupt {
+            Some(interrupt) => crawler.crawl_until(interrupt.wait()).await,
+            None => crawler.crawl().await,
+        };
+        if let Some(progress) = progress {
+            progress.cancel();
+        }
+        progress::clear();
+        // Keep handling Ctrl-C while the report is written: a second one
+        // then exits at once.
+        (outcome, interrupt)
+    })?;
+    if outcome == Outcome::Interrupted {
+        eprintln!("Interrupted");
+    }
+    let mut out = io::stdout().lock();
+    let written = match args.report {
+        Report::Text => reporting::report(&crawler, outcome, &mut out),
+        Report::Json => writeln!(
+            out,
+            "{}",
+            reporting::json_summary(&reporting::summary(&crawler, outcome))
+        ),
+    };
+    if let Err(e) = written.and_then(|()| out.flush())
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        return Err(e);
+    }
+    Ok(if outcome == Outcome::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if !crawler.any_root_fetched() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+// ANCHOR_END: main
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_is_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn chapter_and_our_spellings_and_defaults() {
+        let a =
+            Args::try_parse_from(["c", "--max_redirect", "3", "--max-tries=2", "x.org"]).unwrap();
+        assert_eq!((a.max_redirect, a.max_tries, a.max_tasks), (3, 2, 100));
+        assert_eq!(a.roots, [Url::parse("http://x.org/").unwrap()]);
+        let c = a.config();
+        assert!(c.strict);
+        assert_eq!(c.client.max_body, 10 << 20);
+        assert_eq!(c.client.connect_timeout, Duration::from_secs(10));
+        assert_eq!(c.client.read_timeout, Duration::from_secs(30));
+        assert_eq!(a.log_level(), log::LevelFilter::Info);
+        let a = Args::try_parse_from(["c", "--strict", "--lenient", "-vv"]).unwrap();
+        assert!(!a.config().strict);
+        assert_eq!(a.log_level(), log::LevelFilter::Trace);
+        let a = Args::try_parse_from(["c", "--lenient", "--strict", "-q"]).unwrap();
+        assert!(a.config().strict);
+        assert_eq!(a.log_level(), log::LevelFilter::Error);
+    }
+
+    #[test]
+    fn usage_errors() {
+        for bad in [
+            &["c", "--max-tries", "0"][..],
+            &["c", "--max_tasks", "0"],
+            &["c", "--max-redirect", "-1"],
+            &["c", "--exclude", "("],
+            &["c", "ftp://example.com/"],
+            &["c", "http://"],
+            &["c", "--resolve", "a.test:80"],
+            &["c", "--report", "xml"],
+            &["c", "-q", "-v"],
+            &["c", "--read-timeout", "0s"],
+            &["c", "--no-such-option"],
+        ] {
+            let err = Args::try_parse_from(bad).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn roots_durations_sizes_resolves() {
+        assert_eq!(parse_root("a/x#frag").unwrap().as_str(), "http://a/x");
+        assert_eq!(
+            parse_root("https://A.com").unwrap().as_str(),
+            "https://a.com/"
+        );
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("1h").is_err());
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("10MiB"), Ok(10 << 20));
+        assert!(parse_size("1T").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+        assert_eq!(
+            parse_resolve("WWW.Example.test:8080:127.0.0.1"),
+            Ok(Resolve {
+                host: "www.example.test".into(),
+                port: 8080,
+                addr: "127.0.0.1".parse().unwrap()
+            })
+        );
+        assert_eq!(
+            parse_resolve("h:1:[::1]").unwrap().addr,
+            "::1".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            parse_resolve("h:1:::1").unwrap().addr,
+            "::1".parse::<IpAddr>().unwrap()
+        );
+        assert!(parse_resolve("h:x:1.2.3.4").is_err());
+        assert!(parse_resolve(":80:1.2.3.4").is_err());
+        assert!(parse_resolve("h:80:nowhere").is_err());
+    }
+}

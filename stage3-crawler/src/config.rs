@@ -1,0 +1,51 @@
+//! The crawl's settings, with the chapter's defaults.
+
+use regex::Regex;
+
+use crate::http::ClientConfig;
+
+/// Everything a [`Crawler`](crate::Crawler) needs besides its roots. The
+/// command line fills it in; tests and library users can start from
+/// `Config::default()`.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Redirects to follow from one URL before giving up. Default 10.
+    pub max_redirect: u32,
+    /// Attempts per URL on network errors, the first included. Default 4.
+    pub max_tries: u32,
+    /// Workers, and so the most requests in flight. Default 100, as in
+    /// `crawl.py`.
+    pub max_tasks: usize,
+    /// URLs matching this (anywhere in the URL) are not followed.
+    pub exclude: Option<Regex>,
+    /// Strict (`www.` only) or lenient (last two labels) host matching.
+    pub strict: bool,
+    /// Stop queueing new URLs after this many. `None`: no limit.
+    pub max_pages: Option<usize>,
+    /// Helper threads that parse pages; 0 parses on the loop thread.
+    pub parse_threads: usize,
+    /// Timeouts, body cap and `--resolve` pins, for the HTTP client.
+    pub client: ClientConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_redirect: 10,
+            max_tries: 4,
+            max_tasks: 100,
+            exclude: None,
+            strict: true,
+            max_pages: None,
+            parse_threads: default_parse_threads(),
+            client: ClientConfig::default(),
+        }
+    }
+}
+
+/// One core for the loop, the rest for parsing, and at least one helper.
+pub fn default_parse_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get().saturating_sub(1))
+        .max(1)
+}

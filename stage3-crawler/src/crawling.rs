@@ -1,0 +1,498 @@
+//! The crawler: `max_tasks` workers on a joinable queue, the chapter's
+//! `Crawler` class (`crawling.py`).
+//!
+//! The queue holds `(url, max_redirect)` pairs. Each worker takes one,
+//! fetches it, records a [`FetchStatistic`], puts the page's new links on the
+//! queue, and calls `task_done`. `crawl` waits in `join` until every URL put
+//! has been marked done, then cancels the workers, who are all parked in
+//! `get` by then.
+
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::HashSet;
+use std::future::{Future, poll_fn};
+use std::io;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use runtime::{JoinHandle, Queue};
+use url::Url;
+
+use crate::charset::{charset_param, media_type};
+use crate::config::Config;
+use crate::host::HostRules;
+use crate::http::{Client, FetchError, Response};
+use crate::logging::{CrawlLog, LogLine};
+use crate::parsing::ParsePool;
+use crate::stats::{Exception, FetchStatistic};
+
+/// The statuses the chapter treats as redirects, plus 308, which came later.
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 300 | 301 | 302 | 303 | 307 | 308)
+}
+
+/// Media types whose bodies we search for links.
+fn is_markup(media_type: &str) -> bool {
+    ["text/html", "application/xhtml+xml", "application/xml"]
+        .iter()
+        .any(|t| media_type.eq_ignore_ascii_case(t))
+}
+
+/// Someone who wants each statistic as it is recorded.
+type StatSink = Box<dyn FnMut(&FetchStatistic)>;
+
+/// How a crawl ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every URL queued was fetched (or failed for good).
+    Completed,
+    /// The interrupt future passed to [`Crawler::crawl_until`] fired first.
+    Interrupted,
+}
+
+// ANCHOR: crawler
+pub struct Crawler {
+    config: Config,
+    roots: Vec<Url>,
+    hosts: HostRules,
+    /// `(url, max_redirect)`: what to fetch, and how many redirects it may
+    /// still follow.
+    q: Queue<(Url, u32)>,
+    /// Every URL ever put on the queue: the dedup set. Its key is the `url`
+    /// crate's normal form, so `HTTP://Host/./a` and `http://host/a` are one.
+    seen_urls: RefCell<HashSet<Url>>,
+    done: RefCell<Vec<FetchStatistic>>,
+    client: Client,
+    parser: ParsePool,
+    log: CrawlLog,
+    /// Called with each statistic as it is recorded (JSON Lines output).
+    on_stat: RefCell<Option<StatSink>>,
+    t0: Cell<Instant>,
+    t1: Cell<Option<Instant>>,
+    in_flight: Cell<usize>,
+    errors: Cell<usize>,
+}
+// ANCHOR_END: crawler
+
+impl Crawler {
+    /// A crawler with `roots` already queued. Fragments are dropped from the
+    /// roots; their hosts (and non-default ports) define the site.
+    pub fn new(roots: Vec<Url>, mut config: Config) -> io::Result<Crawler> {
+        let roots: Vec<Url> = roots
+            .into_iter()
+            .map(|mut root| {
+                root.set_fragment(None);
+                root
+            })
+            .collect();
+        let hosts = HostRules::new(&roots, config.strict);
+        config.client.max_idle = config.max_tasks;
+        let crawler = Crawler {
+            parser: ParsePool::new(config.parse_threads)?,
+            client: Client::new(config.client.clone()),
+            config,
+            hosts,
+            q: Queue::new(),
+            seen_urls: RefCell::new(HashSet::new()),
+            done: RefCell::new(Vec::new()),
+            log: CrawlLog::default(),
+            on_stat: RefCell::new(None),
+            t0: Cell::new(Instant::now()),
+            t1: Cell::new(None),
+            in_flight: Cell::new(0),
+            errors: Cell::new(0),
+            roots: roots.clone(),
+        };
+        for root in roots {
+            if !crawler.seen_urls.borrow().contains(&root) {
+                crawler.add_url(root, crawler.config.max_redirect);
+            }
+        }
+        Ok(crawler)
+    }
+
+    // ANCHOR: crawl
+    /// Runs the crawl until every queued URL is done.
+    pub async fn crawl(self: &Rc<Self>) -> Outcome {
+        self.crawl_until(std::future::pending()).await
+    }
+
+    /// Runs the crawl until every queued URL is done, or `interrupt`
+    /// completes (Ctrl-C), whichever comes first. Either way the workers
+    /// are cancelled before it returns.
+    pub async fn crawl_until(self: &Rc<Self>, interrupt: impl Future<Output = ()>) -> Outcome {
+        let workers: Vec<JoinHandle<()>> = (0..self.config.max_tasks)
+            .map(|_| runtime::spawn(Rc::clone(self).work()))
+            .collect();
+        self.t0.set(Instant::now());
+        let outcome = first(self.q.join(), interrupt).await;
+        self.t1.set(Some(Instant::now()));
+        // They are all parked in `get` (or, if interrupted, mid-fetch):
+        // dropping their futures closes their sockets.
+        for worker in &workers {
+            worker.cancel();
+        }
+        outcome
+    }
+    // ANCHOR_END: crawl
+
+    // ANCHOR: work
+    /// One worker: take a URL, fetch it, mark it done, forever. Nothing that
+    /// happens to one URL can end the loop, or `join` would wait forever for
+    /// a `task_done` that never comes.
+    async fn work(self: Rc<Self>) {
+        loop {
+            let (url, max_redirect) = self.q.get().await;
+            self.in_flight.set(self.in_flight.get() + 1);
+            let fetched = catch_unwind(self.fetch(&url, max_redirect)).await;
+            self.in_flight.set(self.in_flight.get() - 1);
+            if let Err(panic) = fetched {
+                self.log
+                    .error(format_args!("fetching {url} panicked: {panic}"));
+                let exception = Exception {
+                    kind: "internal",
+                    message: format!("internal error: {panic}"),
+                };
+                self.record_statistic(FetchStatistic::failure(url.to_string(), exception));
+            }
+            if let Err(e) = self.q.task_done() {
+                self.log.error(format_args!("{e}"));
+            }
+        }
+    }
+    // ANCHOR_END: work
+
+    // ANCHOR: fetch
+    /// Fetches one URL, retrying network errors, and records what happened.
+    async fn fetch(&self, url: &Url, max_redirect: u32) {
+        let mut tries = 0;
+        let response = loop {
+            tries += 1;
+            match self.client.get(url).await {
+                Ok(response) => {
+                    if tries > 1 {
+                        self.log
+                            .info(format_args!("try {tries} for {url} succeeded"));
+                    }
+                    break response;
+                }
+                Err(error) if error.is_retryable() => {
+                    self.log
+                        .info(format_args!("try {tries} for {url} raised {error}"));
+                    if tries < self.config.max_tries {
+                        continue;
+                    }
+                    self.log
+                        .error(format_args!("{url} failed after {tries} tries"));
+                    return self.record_failure(url, &error);
+                }
+                Err(error) => {
+                    self.log.warn(format_args!("{url} failed: {error}"));
+                    return self.record_failure(url, &error);
+                }
+            }
+        };
+        match self.redirect_target(url, &response) {
+            Some(next_url) => self.follow_redirect(url, &response, next_url, max_redirect),
+            None => {
+                let (stat, links) = self.parse_links(url, response).await;
+                self.record_statistic(stat);
+                self.add_links(links);
+            }
+        }
+    }
+    // ANCHOR_END: fetch
+
+    /// Where a redirect points, resolved against the request URL, without
+    /// its fragment. `None` for other responses, and for a redirect with no
+    /// usable `Location`, which is then reported like any other response.
+    fn redirect_target(&self, url: &Url, response: &Response) -> Option<Url> {
+        if !is_redirect(response.status) {
+            return None;
+        }
+        let Some(location) = response.header("location") else {
+            self.log.warn(format_args!(
+                "{url} answered {} without a Location",
+                response.status
+            ));
+            return None;
+        };
+        match url.join(location.trim()) {
+            Ok(mut next) => {
+                next.set_fragment(None);
+                Some(next)
+            }
+            Err(e) => {
+                self.log.warn(format_args!(
+                    "{url} redirects to an invalid Location {location:?}: {e}"
+                ));
+                None
+            }
+        }
+    }
+
+    // ANCHOR: follow_redirect
+    /// Records a redirect and queues its target, unless the target was seen
+    /// before (another chain got there first: the chapter's "redirect join")
+    /// or this chain has used up its redirects.
+    fn follow_redirect(&self, url: &Url, response: &Response, next_url: Url, max_redirect: u32) {
+        self.record_statistic(FetchStatistic {
+            url: url.to_string(),
+            next_url: Some(next_url.to_string()),
+            status: Some(response.status),
+            exception: None,
+            size: response.body.len() as u64,
+            content_type: response
+                .header("content-type")
+                .map(|ct| media_type(ct).to_string()),
+            encoding: None,
+            num_urls: 0,
+            num_new_urls: 0,
+        });
+        if !self.url_allowed(&next_url) || self.seen_urls.borrow().contains(&next_url) {
+            return;
+        }
+        if max_redirect > 0 {
+            self.log
+                .info(format_args!("redirect to {next_url} from {url}"));
+            self.add_url(next_url, max_redirect - 1);
+        } else {
+            self.log.error(format_args!(
+                "redirect limit reached for {next_url} from {url}"
+            ));
+        }
+    }
+    // ANCHOR_END: follow_redirect
+
+    // ANCHOR: parse_links
+    /// Builds the statistic for a response that is not a redirect, and, for
+    /// a 200 HTML or XML page, finds the links the crawl may follow. The
+    /// parsing itself runs on a helper thread.
+    async fn parse_links(&self, url: &Url, response: Response) -> (FetchStatistic, Vec<Url>) {
+        let content_type = response.header("content-type");
+        let header_charset = content_type.and_then(charset_param).map(str::to_string);
+        let mut stat = FetchStatistic {
+            url: url.to_string(),
+            next_url: None,
+            status: Some(response.status),
+            exception: None,
+            size: response.body.len() as u64,
+            content_type: content_type.map(|ct| media_type(ct).to_string()),
+            encoding: header_charset.as_deref().map(str::to_ascii_lowercase),
+            num_urls: 0,
+            num_new_urls: 0,
+        };
+        let markup = stat.content_type.as_deref().is_some_and(is_markup);
+        if response.status != 200 || !markup {
+            return (stat, Vec::new());
+        }
+        let page = match self
+            .parser
+            .parse(response.body, header_charset, url.clone())
+            .await
+        {
+            Ok(page) => page,
+            Err(e) => {
+                stat.exception = Some(Exception {
+                    kind: "parse",
+                    message: e,
+                });
+                return (stat, Vec::new());
+            }
+        };
+        stat.encoding = Some(page.encoding);
+        let links: Vec<Url> = page
+            .links
+            .into_iter()
+            .filter(|link| self.url_allowed(link))
+            .collect();
+        if !links.is_empty() {
+            self.log
+                .info(format_args!("got {} distinct urls from {url}", links.len()));
+        }
+        let seen = self.seen_urls.borrow();
+        stat.num_urls = links.len();
+        stat.num_new_urls = links.iter().filter(|link| !seen.contains(link)).count();
+        (stat, links)
+    }
+    // ANCHOR_END: parse_links
+
+    /// Queues the links not seen before, in page order.
+    fn add_links(&self, links: Vec<Url>) {
+        for link in links {
+            if self.seen_urls.borrow().contains(&link) {
+                continue;
+            }
+            if !self.add_url(link, self.config.max_redirect) {
+                break;
+            }
+        }
+    }
+
+    // ANCHOR: url_allowed
+    /// Whether a link may be followed: not excluded, http or https, and on
+    /// one of the roots' hosts.
+    pub fn url_allowed(&self, url: &Url) -> bool {
+        if let Some(exclude) = &self.config.exclude
+            && exclude.is_match(url.as_str())
+        {
+            return false;
+        }
+        if !matches!(url.scheme(), "http" | "https") {
+            self.log
+                .debug(format_args!("skipping non-http scheme in {url}"));
+            return false;
+        }
+        if !self.hosts.host_okay(url) {
+            self.log
+                .debug(format_args!("skipping non-root host in {url}"));
+            return false;
+        }
+        true
+    }
+    // ANCHOR_END: url_allowed
+
+    // ANCHOR: add_url
+    /// Marks `url` seen and queues it. Returns false, queueing nothing, once
+    /// `max_pages` URLs have been queued.
+    fn add_url(&self, url: Url, max_redirect: u32) -> bool {
+        let mut seen = self.seen_urls.borrow_mut();
+        if self.config.max_pages.is_some_and(|max| seen.len() >= max) {
+            self.log
+                .debug(format_args!("max pages reached: not queueing {url}"));
+            return false;
+        }
+        self.log.debug(format_args!("adding {url} {max_redirect}"));
+        seen.insert(url.clone());
+        self.q.put_nowait((url, max_redirect));
+        true
+    }
+    // ANCHOR_END: add_url
+
+    fn record_failure(&self, url: &Url, error: &FetchError) {
+        let mut stat = FetchStatistic::failure(url.to_string(), error.to_exception());
+        // Over the size cap, we did get a response; keep what we know.
+        if let FetchError::TooLarge {
+            status,
+            content_type,
+            ..
+        } = error
+        {
+            stat.status = Some(*status);
+            stat.content_type = content_type.as_deref().map(|ct| media_type(ct).to_string());
+        }
+        self.record_statistic(stat);
+    }
+
+    fn record_statistic(&self, stat: FetchStatistic) {
+        if stat.is_error() {
+            self.errors.set(self.errors.get() + 1);
+        }
+        if let Some(on_stat) = self.on_stat.borrow_mut().as_mut() {
+            on_stat(&stat);
+        }
+        self.done.borrow_mut().push(stat);
+    }
+
+    /// Calls `f` with every statistic as it is recorded.
+    pub fn on_stat(&self, f: impl FnMut(&FetchStatistic) + 'static) {
+        *self.on_stat.borrow_mut() = Some(Box::new(f));
+    }
+
+    /// Keep every log message from now on, for [`log_lines`](Self::log_lines).
+    pub fn capture_log(&self) {
+        self.log.capture();
+    }
+
+    /// The messages logged since [`capture_log`](Self::capture_log).
+    pub fn log_lines(&self) -> Vec<LogLine> {
+        self.log.lines()
+    }
+
+    /// The statistics recorded so far, in the order they were recorded.
+    pub fn done(&self) -> Ref<'_, Vec<FetchStatistic>> {
+        self.done.borrow()
+    }
+
+    pub fn roots(&self) -> &[Url] {
+        &self.roots
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// URLs queued and not yet taken by a worker.
+    pub fn todo(&self) -> usize {
+        self.q.qsize()
+    }
+
+    /// Fetches running right now.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.get()
+    }
+
+    /// Statistics that are failures or HTTP errors.
+    pub fn errors(&self) -> usize {
+        self.errors.get()
+    }
+
+    /// From the start of the crawl to its end, or to now while it runs.
+    pub fn elapsed(&self) -> Duration {
+        self.t1
+            .get()
+            .unwrap_or_else(Instant::now)
+            .saturating_duration_since(self.t0.get())
+    }
+
+    /// TCP connections the HTTP client has opened.
+    pub fn connections_opened(&self) -> u64 {
+        self.client.connections_opened()
+    }
+
+    /// Whether some root was answered (any status). A crawl where none was
+    /// is a failed crawl: exit code 1.
+    pub fn any_root_fetched(&self) -> bool {
+        let done = self.done.borrow();
+        self.roots.iter().any(|root| {
+            done.iter()
+                .any(|stat| stat.url == root.as_str() && stat.exception.is_none())
+        })
+    }
+}
+
+/// Waits for whichever of two futures finishes first.
+async fn first(join: impl Future<Output = ()>, interrupt: impl Future<Output = ()>) -> Outcome {
+    let mut join = pin!(join);
+    let mut interrupt = pin!(interrupt);
+    poll_fn(|cx| {
+        if join.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Outcome::Completed);
+        }
+        if interrupt.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Outcome::Interrupted);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Runs `future`, turning a panic inside it into an error instead of the
+/// end of the task that polls it.
+async fn catch_unwind<F: Future>(future: F) -> Result<F::Output, String> {
+    let mut future = pin!(future);
+    poll_fn(
+        |cx| match panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(payload) => Poll::Ready(Err(payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string()))),
+        },
+    )
+    .await
+}

@@ -1,0 +1,93 @@
+//! One keep-alive connection: a socket and the bytes read from it that no
+//! response has claimed yet.
+
+use std::io;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use runtime::TcpStream;
+use runtime::time::timeout;
+
+use super::error::FetchError;
+
+/// How much one read asks the kernel for.
+const READ_CHUNK: usize = 16 * 1024;
+
+pub(crate) struct Connection {
+    stream: TcpStream,
+    /// Received and not yet consumed. A response reads its head and body
+    /// from the front; whatever is left belongs to the next response.
+    pub(crate) buf: Vec<u8>,
+    /// Bytes received since the current request was sent. Zero after a
+    /// failure means the server never started answering, which on a reused
+    /// connection usually means it had already closed it (see `Client::get`).
+    pub(crate) received: u64,
+}
+
+impl Connection {
+    pub(crate) fn new(stream: TcpStream) -> Connection {
+        Connection {
+            stream,
+            buf: Vec::new(),
+            received: 0,
+        }
+    }
+
+    pub(crate) async fn send(&mut self, request: &[u8]) -> Result<(), FetchError> {
+        self.received = 0;
+        self.stream
+            .write_all(request)
+            .await
+            .map_err(|e| FetchError::Io(format!("write failed: {e}")))
+    }
+
+    // ANCHOR: fill
+    /// Reads whatever arrives next onto the end of `buf`; `Ok(0)` is the end
+    /// of the stream. Each read gets the whole read timeout: a slow server
+    /// that keeps sending is fine, a silent one is not.
+    pub(crate) async fn fill(&mut self, read_timeout: Duration) -> Result<usize, FetchError> {
+        let start = self.buf.len();
+        self.buf.resize(start + READ_CHUNK, 0);
+        let read = timeout(read_timeout, self.stream.read(&mut self.buf[start..])).await;
+        let n = match read {
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => {
+                self.buf.truncate(start);
+                return Err(FetchError::Io(format!("read failed: {e}")));
+            }
+            Err(_) => {
+                self.buf.truncate(start);
+                return Err(FetchError::ReadTimeout(read_timeout));
+            }
+        };
+        self.buf.truncate(start + n);
+        self.received += n as u64;
+        Ok(n)
+    }
+    // ANCHOR_END: fill
+
+    // ANCHOR: is_reusable
+    /// Whether an idle connection still looks usable. Servers close idle
+    /// keep-alive connections whenever they like; if this one has, the
+    /// socket reads as end-of-stream right now, without waiting. Any bytes
+    /// are just as bad: nobody asked for them.
+    pub(crate) fn is_reusable(&mut self) -> bool {
+        if !self.buf.is_empty() {
+            return false;
+        }
+        let mut probe = [0u8; 1];
+        // A waker that does nothing: we only want to know whether a read
+        // would succeed now. If it would block, that is the answer we hope
+        // for, and the next real read replaces this waker.
+        let mut cx = Context::from_waker(Waker::noop());
+        match self.stream.poll_read(&mut cx, &mut probe) {
+            Poll::Pending => true,
+            Poll::Ready(Ok(_)) | Poll::Ready(Err(_)) => false,
+        }
+    }
+    // ANCHOR_END: is_reusable
+
+    pub(crate) fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.stream.local_addr()
+    }
+}

@@ -1,0 +1,97 @@
+//! Everything that can go wrong between "GET this URL" and a complete
+//! response.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::stats::Exception;
+
+/// Why [`Client::get`](super::Client::get) returned no response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FetchError {
+    /// A scheme we do not speak (https, for now).
+    Unsupported(String),
+    /// The URL has no host, or some other thing no request can be made of.
+    InvalidUrl(String),
+    /// The name did not resolve.
+    Resolve(String),
+    /// The TCP connect failed.
+    Connect(String),
+    /// Resolving and connecting took longer than the connect timeout.
+    ConnectTimeout(Duration),
+    /// The server sent nothing for longer than the read timeout.
+    ReadTimeout(Duration),
+    /// A socket error while writing or reading (a reset, say).
+    Io(String),
+    /// The server closed the connection before the response began.
+    Closed,
+    /// The bytes are not an HTTP/1.x response.
+    Malformed(String),
+    /// The server closed the connection before the response was complete.
+    Truncated(String),
+    /// The body is larger than `--max-body`; reading stopped there.
+    TooLarge {
+        limit: u64,
+        status: u16,
+        content_type: Option<String>,
+    },
+}
+
+impl FetchError {
+    // ANCHOR: retryable
+    /// Whether trying again might help: the chapter retries network errors,
+    /// and a refused scheme or a body over the cap will not change.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(
+            self,
+            FetchError::Unsupported(_) | FetchError::InvalidUrl(_) | FetchError::TooLarge { .. }
+        )
+    }
+    // ANCHOR_END: retryable
+
+    /// The stable name the report counts failures by (`fail_KIND`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::Unsupported(_) => "unsupported",
+            FetchError::InvalidUrl(_) => "invalid_url",
+            FetchError::Resolve(_) => "dns",
+            FetchError::Connect(_) => "connect",
+            FetchError::ConnectTimeout(_) | FetchError::ReadTimeout(_) => "timeout",
+            FetchError::Io(_) => "io",
+            FetchError::Closed => "closed",
+            FetchError::Malformed(_) => "malformed",
+            FetchError::Truncated(_) => "truncated",
+            FetchError::TooLarge { .. } => "too_large",
+        }
+    }
+
+    /// The form a [`FetchStatistic`](crate::FetchStatistic) keeps.
+    pub fn to_exception(&self) -> Exception {
+        Exception {
+            kind: self.kind(),
+            message: self.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for FetchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FetchError::Unsupported(msg)
+            | FetchError::InvalidUrl(msg)
+            | FetchError::Resolve(msg)
+            | FetchError::Connect(msg)
+            | FetchError::Io(msg)
+            | FetchError::Malformed(msg)
+            | FetchError::Truncated(msg) => f.write_str(msg),
+            FetchError::ConnectTimeout(d) => write!(f, "connect timed out after {d:?}"),
+            FetchError::ReadTimeout(d) => write!(f, "read timed out after {d:?}"),
+            FetchError::Closed => f.write_str("connection closed before the response"),
+            FetchError::TooLarge { limit, .. } => {
+                write!(f, "body larger than the {limit}-byte limit (--max-body)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FetchError {}

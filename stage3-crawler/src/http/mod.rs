@@ -1,0 +1,333 @@
+//! The HTTP/1.1 client, our counterpart of aiohttp's `ClientSession`: one
+//! `get` at a time per caller, keep-alive connections shared through a
+//! [`pool`], and every way a server can misbehave turned into a
+//! [`FetchError`] instead of a hang or a panic.
+//!
+//! It does not follow redirects: the crawler does that itself, as the
+//! chapter's does with `allow_redirects=False`.
+
+mod conn;
+mod error;
+mod pool;
+mod response;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use log::debug;
+use runtime::TcpStream;
+use runtime::net::resolve;
+use runtime::time::timeout;
+use url::{Position, Url};
+
+use conn::Connection;
+pub use error::FetchError;
+use pool::{Origin, Pool};
+pub use response::Response;
+
+/// What the client needs to know; [`crate::Config`] fills it in.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    /// For resolving the name and connecting, together.
+    pub connect_timeout: Duration,
+    /// For each read: how long the server may stay silent.
+    pub read_timeout: Duration,
+    /// The largest body we read; past it, the fetch fails and the
+    /// connection is closed.
+    pub max_body: u64,
+    /// Fixed addresses for `(host, port)`, bypassing DNS (curl's
+    /// `--resolve`). Hosts are lower-case.
+    pub resolve: HashMap<(String, u16), IpAddr>,
+    /// Idle connections to keep per origin.
+    pub max_idle: usize,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(30),
+            max_body: 10 * 1024 * 1024,
+            resolve: HashMap::new(),
+            max_idle: 100,
+        }
+    }
+}
+
+pub struct Client {
+    config: ClientConfig,
+    pool: Pool,
+    /// Names already resolved. A crawl talks to a handful of hosts over
+    /// many connections; each lookup costs a helper thread.
+    resolved: RefCell<HashMap<(String, u16), Vec<SocketAddr>>>,
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Client {
+        let pool = Pool::new(config.max_idle);
+        Client {
+            config,
+            pool,
+            resolved: RefCell::new(HashMap::new()),
+        }
+    }
+
+    // ANCHOR: get
+    /// Fetches `url` with a GET request. Any status is a response; only a
+    /// failure to get one is an error.
+    pub async fn get(&self, url: &Url) -> Result<Response, FetchError> {
+        let origin = origin(url)?;
+        let request = request(url);
+        // A pooled connection the server closed a moment ago fails before a
+        // single byte of the response arrives. That is not the URL's fault:
+        // try once more on a new connection, as browsers do.
+        if let Some(conn) = self.pool.take(&origin) {
+            match self.exchange(conn, &origin, &request).await {
+                Err((e, 0)) => debug!("reused connection failed ({e}); retrying on a new one"),
+                Err((e, _)) => return Err(e),
+                Ok(response) => return Ok(response),
+            }
+        }
+        let conn = self.connect(&origin).await?;
+        self.exchange(conn, &origin, &request)
+            .await
+            .map_err(|(e, _)| e)
+    }
+    // ANCHOR_END: get
+
+    /// Sends the request and reads the response; a connection that can
+    /// carry another request goes back to the pool. An error comes with the
+    /// number of response bytes that had arrived.
+    async fn exchange(
+        &self,
+        mut conn: Connection,
+        origin: &Origin,
+        request: &[u8],
+    ) -> Result<Response, (FetchError, u64)> {
+        let result = match conn.send(request).await {
+            Ok(()) => {
+                response::read_response(&mut conn, self.config.read_timeout, self.config.max_body)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok((response, reusable)) => {
+                if reusable {
+                    self.pool.put(origin.clone(), conn);
+                }
+                Ok(response)
+            }
+            // A failed connection is never reused: who knows where in the
+            // stream it stopped.
+            Err(e) => Err((e, conn.received)),
+        }
+    }
+
+    // ANCHOR: connect
+    /// Opens a new connection, resolving the name off the loop thread
+    /// unless `--resolve` pinned it. The connect timeout covers both.
+    async fn connect(&self, origin: &Origin) -> Result<Connection, FetchError> {
+        let key = (origin.host.clone(), origin.port);
+        let known = match self.config.resolve.get(&key) {
+            Some(ip) => Some(vec![SocketAddr::new(*ip, origin.port)]),
+            None => self.resolved.borrow().get(&key).cloned(),
+        };
+        let attempt = async {
+            let addrs = match known {
+                Some(addrs) => addrs,
+                None => {
+                    let addrs = resolve(&origin.host, origin.port)
+                        .await
+                        .map_err(|e| FetchError::Resolve(e.to_string()))?;
+                    self.resolved.borrow_mut().insert(key, addrs.clone());
+                    addrs
+                }
+            };
+            let mut last = None;
+            for addr in addrs {
+                match TcpStream::connect(addr).await {
+                    Ok(stream) => return Ok(stream),
+                    Err(e) => last = Some(format!("connect to {addr} failed: {e}")),
+                }
+            }
+            Err(FetchError::Connect(last.unwrap_or_else(|| {
+                format!("{} has no addresses", origin.host)
+            })))
+        };
+        let stream = timeout(self.config.connect_timeout, attempt)
+            .await
+            .map_err(|_| FetchError::ConnectTimeout(self.config.connect_timeout))??;
+        // Requests are small and written in one go; don't let Nagle hold
+        // them back waiting for an ACK.
+        let _ = stream.set_nodelay(true);
+        self.pool.note_opened();
+        let conn = Connection::new(stream);
+        if let Ok(local) = conn.local_addr() {
+            debug!("connected to {}:{} from {local}", origin.host, origin.port);
+        }
+        Ok(conn)
+    }
+    // ANCHOR_END: connect
+
+    /// Connections opened so far.
+    pub fn connections_opened(&self) -> u64 {
+        self.pool.opened()
+    }
+
+    /// Idle connections in the pool right now.
+    pub fn idle_connections(&self) -> usize {
+        self.pool.idle()
+    }
+}
+
+/// The origin a URL's request goes to, or why there is none.
+fn origin(url: &Url) -> Result<Origin, FetchError> {
+    match url.scheme() {
+        "http" => {}
+        "https" => return Err(FetchError::Unsupported("https is not supported yet".into())),
+        other => {
+            return Err(FetchError::Unsupported(format!(
+                "{other} URLs are not supported"
+            )));
+        }
+    }
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return Err(FetchError::InvalidUrl(format!("{url} has no host")));
+    };
+    Ok(Origin {
+        scheme: url.scheme().to_string(),
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+        port,
+    })
+}
+
+// ANCHOR: request
+/// The request bytes. The target is the path and query; the fragment never
+/// leaves the client. `Host` carries the port only when it is not the
+/// default, as browsers send it.
+fn request(url: &Url) -> Vec<u8> {
+    let target = &url[Position::BeforePath..Position::AfterQuery];
+    let host = &url[Position::BeforeHost..Position::AfterPort];
+    format!(
+        "GET {target} HTTP/1.1\r\n\
+         Host: {host}\r\n\
+         User-Agent: stage3-crawler/{}\r\n\
+         Accept: */*\r\n\
+         Accept-Encoding: identity\r\n\
+         \r\n",
+        env!("CARGO_PKG_VERSION")
+    )
+    .into_bytes()
+}
+// ANCHOR_END: request
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_line_and_host() {
+        let url = Url::parse("http://Example.COM:8080/a/b?x=1#frag").unwrap();
+        let o = origin(&url).unwrap();
+        assert_eq!((o.host.as_str(), o.port), ("example.com", 8080));
+        let text = String::from_utf8(request(&url)).unwrap();
+        assert!(
+            text.starts_with("GET /a/b?x=1 HTTP/1.1\r\nHost: example.com:8080\r\n"),
+            "{text}"
+        );
+        let url = Url::parse("http://example.com").unwrap();
+        let text = String::from_utf8(request(&url)).unwrap();
+        assert!(
+            text.starts_with("GET / HTTP/1.1\r\nHost: example.com\r\n"),
+            "{text}"
+        );
+        let url = Url::parse("http://[::1]:81/").unwrap();
+        assert_eq!(origin(&url).unwrap().host, "::1");
+    }
+
+    #[test]
+    fn unsupported_schemes() {
+        let https = Url::parse("https://example.com/").unwrap();
+        assert_eq!(
+            origin(&https).unwrap_err().to_string(),
+            "https is not supported yet"
+        );
+        let ftp = Url::parse("ftp://example.com/").unwrap();
+        assert_eq!(
+            origin(&ftp).unwrap_err().to_string(),
+            "ftp URLs are not supported"
+        );
+    }
+
+    /// A server that answers each connection's first request with the next
+    /// canned response, then closes it.
+    fn serve(responses: Vec<&'static [u8]>) -> (SocketAddr, std::thread::JoinHandle<()>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let thread = std::thread::spawn(move || {
+            for response in responses {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf).unwrap() {
+                        0 => break,
+                        n => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                s.write_all(response).unwrap();
+            }
+        });
+        (addr, thread)
+    }
+
+    fn get_all(addr: SocketAddr, n: usize) -> (Vec<Result<Response, FetchError>>, u64) {
+        let client = Client::new(ClientConfig::default());
+        let url = Url::parse(&format!("http://{addr}/")).unwrap();
+        let results = runtime::run_until_complete(async {
+            let mut results = Vec::new();
+            for _ in 0..n {
+                results.push(client.get(&url).await);
+            }
+            results
+        })
+        .unwrap();
+        (results, client.connections_opened())
+    }
+
+    #[test]
+    fn a_pooled_connection_the_server_closed_is_replaced() {
+        // Keep-alive is announced, but the server closes after each answer.
+        let ok: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        let (addr, server) = serve(vec![ok, ok]);
+        let (results, opened) = get_all(addr, 2);
+        server.join().unwrap();
+        for r in results {
+            assert_eq!(r.unwrap().body, b"ok");
+        }
+        assert_eq!(opened, 2);
+    }
+
+    #[test]
+    fn close_delimited_interim_and_folded_responses() {
+        let (addr, server) = serve(vec![
+            b"HTTP/1.1 200 OK\r\n\r\nuntil close",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length : 1\r\nConnection: close\r\n\r\n!",
+        ]);
+        let (results, opened) = get_all(addr, 3);
+        server.join().unwrap();
+        let results: Vec<Response> = results.into_iter().map(Result::unwrap).collect();
+        assert_eq!(results[0].body, b"until close");
+        assert_eq!(results[1].status, 204);
+        assert_eq!(results[2].body, b"!");
+        assert_eq!(opened, 3);
+    }
+}

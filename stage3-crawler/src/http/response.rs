@@ -1,0 +1,425 @@
+//! Reading one HTTP/1.1 response: the head with `httparse`, then the body in
+//! whichever of the three framings the head announces.
+
+use std::time::Duration;
+
+use super::conn::Connection;
+use super::error::FetchError;
+
+/// A response head may not be larger than this.
+const MAX_HEAD: usize = 64 * 1024;
+/// Nor have more headers than this.
+const MAX_HEADERS: usize = 128;
+/// Interim (1xx) responses accepted before the real one.
+const MAX_INTERIM: usize = 8;
+/// A chunk-size line (with extensions) or trailer line may not be longer.
+const MAX_LINE: usize = 4 * 1024;
+
+/// A complete response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
+    pub version: u8,
+    /// Names as sent; values decoded as Latin-1 would be (bytes above 127
+    /// are rare and meaningless in the headers we read).
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first header called `name`, compared case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the connection may carry another request after this
+    /// response: HTTP/1.1 unless the server said `close`, HTTP/1.0 only if
+    /// it said `keep-alive`.
+    fn keep_alive(&self) -> bool {
+        let says = |token: &str| {
+            self.headers_named("connection")
+                .flat_map(|v| v.split(','))
+                .any(|t| t.trim().eq_ignore_ascii_case(token))
+        };
+        if self.version >= 1 {
+            !says("close")
+        } else {
+            says("keep-alive")
+        }
+    }
+}
+
+/// How the end of the body is marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    /// No body at all (204, 304).
+    Empty,
+    Length(u64),
+    Chunked,
+    /// The body ends when the server closes the connection.
+    Close,
+}
+
+// ANCHOR: read_response
+/// Reads one response from `conn`. Returns it, and whether the connection
+/// can be reused for another request.
+pub(crate) async fn read_response(
+    conn: &mut Connection,
+    read_timeout: Duration,
+    max_body: u64,
+) -> Result<(Response, bool), FetchError> {
+    let mut interim = 0;
+    let mut response = loop {
+        let head = read_head(conn, read_timeout).await?;
+        // 1xx responses are interim (100 Continue, 103 Early Hints): the real
+        // one follows on the same connection. A few, not an endless stream.
+        if !(100..200).contains(&head.status) {
+            break head;
+        }
+        interim += 1;
+        if head.status == 101 || interim > MAX_INTERIM {
+            return Err(FetchError::Malformed(format!(
+                "unexpected interim response {}",
+                head.status
+            )));
+        }
+    };
+    let framing = framing(&response)?;
+    let too_large = |response: &Response| FetchError::TooLarge {
+        limit: max_body,
+        status: response.status,
+        content_type: response.header("content-type").map(str::to_string),
+    };
+    response.body = match framing {
+        Framing::Empty => Vec::new(),
+        Framing::Length(len) if len > max_body => return Err(too_large(&response)),
+        Framing::Length(len) => read_length(conn, len, read_timeout).await?,
+        Framing::Chunked => read_chunked(conn, read_timeout, max_body)
+            .await?
+            .ok_or_else(|| too_large(&response))?,
+        Framing::Close => read_to_close(conn, read_timeout, max_body)
+            .await?
+            .ok_or_else(|| too_large(&response))?,
+    };
+    let reusable = framing != Framing::Close && response.keep_alive();
+    Ok((response, reusable))
+}
+// ANCHOR_END: read_response
+
+/// Reads until a complete head is in `conn.buf`, parses it, and consumes it.
+async fn read_head(conn: &mut Connection, read_timeout: Duration) -> Result<Response, FetchError> {
+    loop {
+        if let Some(head) = parse_head(conn)? {
+            return Ok(head);
+        }
+        if conn.buf.len() > MAX_HEAD {
+            return Err(FetchError::Malformed(format!(
+                "response head larger than {MAX_HEAD} bytes"
+            )));
+        }
+        if conn.fill(read_timeout).await? == 0 {
+            return Err(if conn.buf.is_empty() {
+                FetchError::Closed
+            } else {
+                FetchError::Truncated("connection closed in the middle of the response head".into())
+            });
+        }
+    }
+}
+
+/// Parses the head at the front of `conn.buf`, if it is all there.
+fn parse_head(conn: &mut Connection) -> Result<Option<Response>, FetchError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut parsed = httparse::Response::new(&mut headers);
+    // Real servers bend the grammar: a space before the colon, a header
+    // folded onto a second line, a stray invalid header. Browsers accept
+    // them, and so do we; a bad status line is still an error.
+    let len = match httparse::ParserConfig::default()
+        .allow_spaces_after_header_name_in_responses(true)
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .ignore_invalid_headers_in_responses(true)
+        .parse_response(&mut parsed, &conn.buf)
+    {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => {
+            return Err(FetchError::Malformed(format!(
+                "malformed response head: {e}"
+            )));
+        }
+    };
+    let (Some(status), Some(version)) = (parsed.code, parsed.version) else {
+        return Err(FetchError::Malformed(
+            "response head without a status".into(),
+        ));
+    };
+    let response = Response {
+        status,
+        version,
+        headers: parsed
+            .headers
+            .iter()
+            .map(|h| {
+                (
+                    h.name.to_string(),
+                    h.value.iter().map(|&b| char::from(b)).collect(),
+                )
+            })
+            .collect(),
+        body: Vec::new(),
+    };
+    conn.buf.drain(..len);
+    Ok(Some(response))
+}
+
+/// Decides the framing from the head, as RFC 9112 section 6.3 orders it.
+fn framing(response: &Response) -> Result<Framing, FetchError> {
+    if response.status == 204 || response.status == 304 {
+        return Ok(Framing::Empty);
+    }
+    if let Some(te) = response.header("transfer-encoding") {
+        // Chunked must be the last coding; any other ends at close.
+        let last = te.rsplit(',').next().unwrap_or("").trim();
+        return Ok(if last.eq_ignore_ascii_case("chunked") {
+            Framing::Chunked
+        } else {
+            Framing::Close
+        });
+    }
+    let mut length = None;
+    for value in response.headers_named("content-length") {
+        for part in value.split(',') {
+            let part = part.trim();
+            let parsed = (!part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| part.parse::<u64>().ok())
+                .flatten();
+            match (parsed, length) {
+                (None, _) => {
+                    return Err(FetchError::Malformed(format!(
+                        "invalid Content-Length {value:?}"
+                    )));
+                }
+                (Some(n), Some(m)) if n != m => {
+                    return Err(FetchError::Malformed(
+                        "conflicting Content-Length headers".into(),
+                    ));
+                }
+                (Some(n), _) => length = Some(n),
+            }
+        }
+    }
+    Ok(length.map_or(Framing::Close, Framing::Length))
+}
+
+async fn read_length(
+    conn: &mut Connection,
+    len: u64,
+    read_timeout: Duration,
+) -> Result<Vec<u8>, FetchError> {
+    // `len` is at most max_body, which the caller chose, so it fits memory.
+    let want = usize::try_from(len).unwrap_or(usize::MAX);
+    let mut body = Vec::with_capacity(want.min(1 << 20));
+    loop {
+        let take = (want - body.len()).min(conn.buf.len());
+        body.extend(conn.buf.drain(..take));
+        if body.len() == want {
+            return Ok(body);
+        }
+        if conn.fill(read_timeout).await? == 0 {
+            return Err(FetchError::Truncated(format!(
+                "connection closed after {} of {len} body bytes",
+                body.len()
+            )));
+        }
+    }
+}
+
+/// Reads to end of stream. `None` when the body passes `max_body`.
+async fn read_to_close(
+    conn: &mut Connection,
+    read_timeout: Duration,
+    max_body: u64,
+) -> Result<Option<Vec<u8>>, FetchError> {
+    loop {
+        if conn.buf.len() as u64 > max_body {
+            return Ok(None);
+        }
+        if conn.fill(read_timeout).await? == 0 {
+            return Ok(Some(std::mem::take(&mut conn.buf)));
+        }
+    }
+}
+
+// ANCHOR: read_chunked
+/// Decodes a chunked body: `SIZE-IN-HEX[;ext]\r\n DATA \r\n`, repeated,
+/// ending with a zero size and optional trailer lines. `None` when the
+/// body passes `max_body`.
+async fn read_chunked(
+    conn: &mut Connection,
+    read_timeout: Duration,
+    max_body: u64,
+) -> Result<Option<Vec<u8>>, FetchError> {
+    let mut body = Vec::new();
+    loop {
+        let line = read_line(conn, read_timeout).await?;
+        let size = parse_chunk_size(&line)?;
+        if size == 0 {
+            // Trailers, until an empty line.
+            while !read_line(conn, read_timeout).await?.is_empty() {}
+            return Ok(Some(body));
+        }
+        if (body.len() as u64).saturating_add(size) > max_body {
+            return Ok(None);
+        }
+        // Fits in usize: the check above bounds it by max_body.
+        let mut left = usize::try_from(size).unwrap_or(usize::MAX);
+        while left > 0 {
+            if conn.buf.is_empty() {
+                fill_or_truncated(conn, read_timeout).await?;
+                continue;
+            }
+            let take = left.min(conn.buf.len());
+            body.extend(conn.buf.drain(..take));
+            left -= take;
+        }
+        if !read_line(conn, read_timeout).await?.is_empty() {
+            return Err(FetchError::Malformed(
+                "chunk data longer than its size".into(),
+            ));
+        }
+    }
+}
+// ANCHOR_END: read_chunked
+
+/// Reads more; an end of stream inside a chunked body is an error.
+async fn fill_or_truncated(
+    conn: &mut Connection,
+    read_timeout: Duration,
+) -> Result<(), FetchError> {
+    match conn.fill(read_timeout).await? {
+        0 => Err(FetchError::Truncated(
+            "connection closed in the middle of a chunked body".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Reads one CRLF-terminated line from the front of `conn.buf`, without the
+/// CRLF. (A bare LF is accepted too, as most clients do.)
+async fn read_line(conn: &mut Connection, read_timeout: Duration) -> Result<Vec<u8>, FetchError> {
+    loop {
+        if let Some(end) = conn.buf.iter().position(|&b| b == b'\n') {
+            let mut line: Vec<u8> = conn.buf.drain(..=end).collect();
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(line);
+        }
+        if conn.buf.len() > MAX_LINE {
+            return Err(FetchError::Malformed("chunk line too long".into()));
+        }
+        fill_or_truncated(conn, read_timeout).await?;
+    }
+}
+
+fn parse_chunk_size(line: &[u8]) -> Result<u64, FetchError> {
+    let digits = line.split(|&b| b == b';').next().unwrap_or(&[]);
+    let digits = std::str::from_utf8(digits).unwrap_or("").trim();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(FetchError::Malformed(format!(
+            "invalid chunk size {:?}",
+            String::from_utf8_lossy(line)
+        )));
+    }
+    u64::from_str_radix(digits, 16)
+        .map_err(|_| FetchError::Malformed("chunk size too large".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(status: u16, version: u8, headers: &[(&str, &str)]) -> Response {
+        Response {
+            status,
+            version,
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            body: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn framing_follows_the_rfc_order() {
+        let f = |status, headers: &[(&str, &str)]| framing(&head(status, 1, headers));
+        assert_eq!(f(200, &[]), Ok(Framing::Close));
+        assert_eq!(f(200, &[("Content-Length", "12")]), Ok(Framing::Length(12)));
+        assert_eq!(
+            f(200, &[("Content-Length", "7"), ("content-length", "7")]),
+            Ok(Framing::Length(7))
+        );
+        assert_eq!(
+            f(200, &[("Content-Length", "7, 7")]),
+            Ok(Framing::Length(7))
+        );
+        assert_eq!(
+            f(
+                200,
+                &[
+                    ("Transfer-Encoding", "gzip, chunked"),
+                    ("Content-Length", "3")
+                ]
+            ),
+            Ok(Framing::Chunked)
+        );
+        assert_eq!(f(200, &[("Transfer-Encoding", "gzip")]), Ok(Framing::Close));
+        assert_eq!(f(304, &[("Content-Length", "10")]), Ok(Framing::Empty));
+        assert_eq!(f(204, &[]), Ok(Framing::Empty));
+        for bad in ["", "-1", "+3", "1 2", "0x10", "99999999999999999999999"] {
+            assert!(matches!(
+                f(200, &[("Content-Length", bad)]),
+                Err(FetchError::Malformed(_))
+            ));
+        }
+        assert_eq!(
+            f(200, &[("Content-Length", "1"), ("Content-Length", "2")]),
+            Err(FetchError::Malformed(
+                "conflicting Content-Length headers".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn keep_alive_by_version_and_connection_header() {
+        assert!(head(200, 1, &[]).keep_alive());
+        assert!(!head(200, 1, &[("Connection", "Close")]).keep_alive());
+        assert!(!head(200, 1, &[("Connection", "upgrade, close")]).keep_alive());
+        assert!(!head(200, 0, &[]).keep_alive());
+        assert!(head(200, 0, &[("Connection", "Keep-Alive")]).keep_alive());
+    }
+
+    #[test]
+    fn chunk_sizes() {
+        assert_eq!(parse_chunk_size(b"1a"), Ok(26));
+        assert_eq!(parse_chunk_size(b"FF;name=value"), Ok(255));
+        assert_eq!(parse_chunk_size(b"0"), Ok(0));
+        assert!(parse_chunk_size(b"").is_err());
+        assert!(parse_chunk_size(b"xyz").is_err());
+        assert!(parse_chunk_size(b"-1").is_err());
+        assert!(parse_chunk_size(b"fffffffffffffffffffff").is_err());
+    }
+}

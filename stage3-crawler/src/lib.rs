@@ -1,0 +1,30 @@
+//! Stage 3: the finished crawler, the chapter's `crawl.py`, `crawling.py`
+//! and `reporting.py`, on our own runtime.
+//!
+//! | module | what it holds | the chapter's counterpart |
+//! |---|---|---|
+//! | [`crawling`] | `Crawler`: the queue, the workers, `fetch`, redirects, retries | `crawling.py` |
+//! | [`host`] | strict and lenient host rules | `Crawler.host_okay` |
+//! | [`http`] | an HTTP/1.1 client with a keep-alive pool | aiohttp's `ClientSession` |
+//! | [`charset`] | which encoding a page is in | aiohttp's `response.text()` |
+//! | [`parsing`] | link extraction on helper threads | `Crawler.parse_links` |
+//! | [`stats`] | `FetchStatistic` | the namedtuple of that name |
+//! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
+//! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
+
+pub mod charset;
+pub mod cli;
+pub mod config;
+pub mod crawling;
+pub mod host;
+pub mod http;
+pub mod interrupt;
+pub mod logging;
+pub mod parsing;
+pub mod progress;
+pub mod reporting;
+pub mod stats;
+
+pub use config::Config;
+pub use crawling::{Crawler, Outcome};
+pub use stats::{Exception, FetchStatistic};

@@ -1,0 +1,243 @@
+//! Finding the links on a page, off the loop thread.
+//!
+//! Everything else the crawler does is waiting; parsing is the one real CPU
+//! cost. The chapter parsed on the loop thread, which under the GIL was the
+//! only choice. Here the loop thread hands each page to a small pool of
+//! helper threads, and carries on driving sockets while they parse. A helper
+//! sends the result back through a one-shot slot and wakes the waiting task,
+//! which reaches the sleeping loop through the runtime's cross-thread waker
+//! (the same road `runtime::spawn_blocking` takes for DNS).
+//!
+//! [`parse_page`] is the whole job, a plain function, so it can run
+//! anywhere: on a helper thread, or inline when the pool has no threads.
+
+use std::future::Future;
+use std::io;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::thread::JoinHandle;
+
+use url::Url;
+
+use crate::charset::decode;
+
+/// What a page yields: the charset it was read with, and its links.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedPage {
+    pub encoding: String,
+    pub links: Vec<Url>,
+}
+
+// ANCHOR: parse_page
+/// Decodes `body` (see [`crate::charset`]) and extracts its links, resolved
+/// against `<base href>` or `page_url`, fragments dropped, http(s) only,
+/// without duplicates, in page order. The link rules are stage 1's, shared
+/// by every stage.
+pub fn parse_page(body: &[u8], header_charset: Option<&str>, page_url: &Url) -> ParsedPage {
+    let decoded = decode(body, header_charset);
+    let links = stage1_callbacks::links::extract_links(&decoded.text, page_url);
+    ParsedPage {
+        encoding: decoded.encoding,
+        links,
+    }
+}
+// ANCHOR_END: parse_page
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Threads that run [`parse_page`] for the loop.
+pub struct ParsePool {
+    /// `None` with no threads: parse inline.
+    jobs: Option<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl ParsePool {
+    /// Starts `threads` helper threads; zero parses on the calling thread.
+    pub fn new(threads: usize) -> io::Result<ParsePool> {
+        if threads == 0 {
+            return Ok(ParsePool {
+                jobs: None,
+                threads: Vec::new(),
+            });
+        }
+        let (jobs, queue) = channel::<Job>();
+        let queue = Arc::new(Mutex::new(queue));
+        let threads = (0..threads)
+            .map(|i| {
+                let queue = Arc::clone(&queue);
+                std::thread::Builder::new()
+                    .name(format!("parse-{i}"))
+                    .spawn(move || helper(&queue))
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(ParsePool {
+            jobs: Some(jobs),
+            threads,
+        })
+    }
+
+    // ANCHOR: parse
+    /// Parses a page on a helper thread. The future resolves when it is
+    /// done; the loop thread is free meanwhile.
+    pub fn parse(&self, body: Vec<u8>, charset: Option<String>, page_url: Url) -> Parsing {
+        let slot = Arc::new(Slot::default());
+        let Some(jobs) = &self.jobs else {
+            slot.complete(Ok(parse_page(&body, charset.as_deref(), &page_url)));
+            return Parsing { slot };
+        };
+        let completer = Completer(Some(Arc::clone(&slot)));
+        let job: Job = Box::new(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                parse_page(&body, charset.as_deref(), &page_url)
+            }))
+            .map_err(|_| "the parser panicked".to_string());
+            completer.finish(result);
+        });
+        // If the helpers are gone, the job (and its completer) is dropped
+        // here, which completes the slot with an error.
+        let _ = jobs.send(job);
+        Parsing { slot }
+    }
+    // ANCHOR_END: parse
+
+    /// Helper threads running.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
+    }
+}
+
+impl Drop for ParsePool {
+    fn drop(&mut self) {
+        // Closing the channel ends each helper's loop.
+        self.jobs.take();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn helper(queue: &Mutex<Receiver<Job>>) {
+    loop {
+        // Hold the lock only to take a job, not while running it.
+        let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        match job {
+            Ok(job) => job(),
+            Err(_) => return, // the pool was dropped
+        }
+    }
+}
+
+type ParseResult = Result<ParsedPage, String>;
+
+/// The one-shot slot a helper fills and the loop waits on.
+#[derive(Default)]
+struct Slot {
+    result: Mutex<Option<ParseResult>>,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Slot {
+    fn complete(&self, result: ParseResult) {
+        *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+        // Result first, then the waker: see `Parsing::poll`.
+        if let Some(waker) = self
+            .waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            waker.wake();
+        }
+    }
+}
+
+/// Completes the slot exactly once, with an error if the job is dropped
+/// without running.
+struct Completer(Option<Arc<Slot>>);
+
+impl Completer {
+    fn finish(mut self, result: ParseResult) {
+        if let Some(slot) = self.0.take() {
+            slot.complete(result);
+        }
+    }
+}
+
+impl Drop for Completer {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.take() {
+            slot.complete(Err("the parser threads are gone".into()));
+        }
+    }
+}
+
+/// The future [`ParsePool::parse`] returns.
+pub struct Parsing {
+    slot: Arc<Slot>,
+}
+
+impl Future for Parsing {
+    type Output = ParseResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ParseResult> {
+        // Store the waker, then look: a helper finishing in between finds
+        // the waker, and one that finished before we stored it left the
+        // result for us to find now.
+        *self
+            .slot
+            .waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(cx.waker().clone());
+        match self
+            .slot
+            .result
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            Some(result) => Poll::Ready(result),
+            None => Poll::Pending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parse_page_decodes_and_resolves() {
+        let page =
+            b"<meta charset=iso-8859-1><base href=/d/><a href=x#f>caf\xe9</a><a href=mailto:a@b>";
+        let parsed = parse_page(page, None, &url("http://h/p"));
+        assert_eq!(parsed.encoding, "iso-8859-1");
+        // The base is itself a link, as browsers and the demo site count it.
+        assert_eq!(parsed.links, [url("http://h/d/"), url("http://h/d/x")]);
+    }
+
+    #[test]
+    fn helpers_and_inline_give_the_same_answer() {
+        let body = b"<a href='/a'></a><a href='b'></a>".to_vec();
+        let base = url("http://h/dir/");
+        let want = parse_page(&body, Some("utf-8"), &base);
+        for threads in [0, 2] {
+            let pool = ParsePool::new(threads).unwrap();
+            let got = runtime::run_until_complete(pool.parse(
+                body.clone(),
+                Some("utf-8".into()),
+                base.clone(),
+            ))
+            .unwrap();
+            assert_eq!(got, Ok(want.clone()));
+            assert_eq!(pool.threads(), threads);
+        }
+    }
+}

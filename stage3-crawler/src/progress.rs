@@ -1,0 +1,71 @@
+//! The progress line: one line on stderr, redrawn in place, that says how
+//! the crawl is going. Shown when stderr is a terminal, or on request.
+
+use std::io::{IsTerminal, Write};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::crawling::Crawler;
+
+/// How often the line is redrawn.
+pub const INTERVAL: Duration = Duration::from_millis(250);
+
+/// Whether a progress line is on the screen now (and must be erased before
+/// a log line is written, or the two would share a line).
+static SHOWN: AtomicBool = AtomicBool::new(false);
+
+/// `--progress`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum When {
+    /// When stderr is a terminal.
+    Auto,
+    /// Even when stderr is a file or a pipe.
+    Always,
+    /// Not at all.
+    Never,
+}
+
+impl When {
+    pub fn enabled(self) -> bool {
+        match self {
+            When::Auto => std::io::stderr().is_terminal(),
+            When::Always => true,
+            When::Never => false,
+        }
+    }
+}
+
+/// What the line says.
+pub fn line(crawler: &Crawler) -> String {
+    let done = crawler.done().len();
+    let secs = crawler.elapsed().as_secs_f64();
+    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+    format!(
+        "{done} done, {} queued, {} in flight, {} errors, {rate:.1} pages/s",
+        crawler.todo(),
+        crawler.in_flight(),
+        crawler.errors()
+    )
+}
+
+/// Redraws the line every [`INTERVAL`] until cancelled.
+pub async fn run(crawler: Rc<Crawler>) {
+    loop {
+        runtime::sleep(INTERVAL).await;
+        let mut err = std::io::stderr().lock();
+        // Carriage return and "erase to end of line": draw over the last one.
+        let _ = write!(err, "\r\x1b[K{}", line(&crawler));
+        let _ = err.flush();
+        SHOWN.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Erases the line if it is showing. Log lines call this first.
+pub fn clear() {
+    if SHOWN.swap(false, Ordering::Relaxed) {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[K");
+        let _ = err.flush();
+    }
+}

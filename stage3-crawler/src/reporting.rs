@@ -1,0 +1,336 @@
+//! The report, in the layout of the chapter's `reporting.py` (`--report
+//! text`), or as JSON Lines (`--report json`).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::crawling::{Crawler, Outcome};
+use crate::stats::FetchStatistic;
+
+/// Named counts, printed sorted by name: the chapter's `Stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Counters(pub BTreeMap<String, u64>);
+
+impl Counters {
+    pub fn add(&mut self, key: &str, count: u64) {
+        *self.0.entry(key.to_string()).or_default() += count;
+    }
+
+    pub fn get(&self, key: &str) -> u64 {
+        self.0.get(key).copied().unwrap_or(0)
+    }
+}
+
+/// The totals at the end of the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub urls: usize,
+    pub secs: f64,
+    pub max_tasks: usize,
+    pub urls_per_sec_per_task: f64,
+    pub todo: usize,
+    pub done: usize,
+    pub interrupted: bool,
+    pub connections: u64,
+    pub counters: Counters,
+}
+
+/// The four kinds of report line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line {
+    Error,
+    Redirect,
+    Html,
+    Other,
+}
+
+// ANCHOR: url_report
+/// Which line a statistic gets, counting it as it goes: the chapter's
+/// `url_report` without the printing. A page we parsed for links (status
+/// 200, HTML or XML) is an `html` line; any other status without a redirect
+/// is an `error`, counted by status.
+pub fn classify(stat: &FetchStatistic, counters: &mut Counters) -> Line {
+    if let Some(exception) = &stat.exception {
+        counters.add("fail", 1);
+        counters.add(&format!("fail_{}", exception.kind), 1);
+        Line::Error
+    } else if stat.next_url.is_some() {
+        counters.add("redirect", 1);
+        Line::Redirect
+    } else if stat.status == Some(200) && is_parsed(stat) {
+        counters.add("html", 1);
+        counters.add("html_bytes", stat.size);
+        Line::Html
+    } else if stat.status == Some(200) {
+        counters.add("other", 1);
+        counters.add("other_bytes", stat.size);
+        Line::Other
+    } else {
+        counters.add("error", 1);
+        counters.add("error_bytes", stat.size);
+        let status = stat.status.map_or("none".to_string(), |s| s.to_string());
+        counters.add(&format!("status_{status}"), 1);
+        Line::Other
+    }
+}
+// ANCHOR_END: url_report
+
+fn is_parsed(stat: &FetchStatistic) -> bool {
+    stat.content_type.as_deref().is_some_and(|ct| {
+        ["text/html", "application/xhtml+xml", "application/xml"]
+            .iter()
+            .any(|t| ct.eq_ignore_ascii_case(t))
+    })
+}
+
+/// One line of the text report.
+pub fn format_line(stat: &FetchStatistic, line: Line) -> String {
+    let or_dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    let status = stat.status.map_or("-".to_string(), |s| s.to_string());
+    match line {
+        Line::Error => format!(
+            "{} error {}",
+            stat.url,
+            stat.exception.as_ref().map_or("", |e| e.message.as_str())
+        ),
+        Line::Redirect => format!("{} {status} redirect {}", stat.url, or_dash(&stat.next_url)),
+        Line::Html => format!(
+            "{} {status} {} {} {} {}/{}",
+            stat.url,
+            or_dash(&stat.content_type),
+            or_dash(&stat.encoding),
+            stat.size,
+            stat.num_new_urls,
+            stat.num_urls
+        ),
+        Line::Other => format!(
+            "{} {status} {} {} {}",
+            stat.url,
+            or_dash(&stat.content_type),
+            or_dash(&stat.encoding),
+            stat.size
+        ),
+    }
+}
+
+/// The totals and counters for a finished (or interrupted) crawl.
+pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
+    let done = crawler.done();
+    let mut counters = Counters::default();
+    for stat in done.iter() {
+        classify(stat, &mut counters);
+    }
+    let secs = crawler.elapsed().as_secs_f64();
+    let max_tasks = crawler.config().max_tasks;
+    let speed = if secs > 0.0 && max_tasks > 0 {
+        done.len() as f64 / secs / max_tasks as f64
+    } else {
+        0.0
+    };
+    Summary {
+        urls: done.len(),
+        secs,
+        max_tasks,
+        urls_per_sec_per_task: speed,
+        todo: crawler.todo(),
+        done: done.len(),
+        interrupted: outcome == Outcome::Interrupted,
+        connections: crawler.connections_opened(),
+        counters,
+    }
+}
+
+// ANCHOR: report
+/// Writes the text report: every URL sorted, then the totals and counters.
+pub fn report(crawler: &Crawler, outcome: Outcome, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "*** Report ***")?;
+    let mut show: Vec<FetchStatistic> = crawler.done().clone();
+    show.sort_by(|a, b| a.url.cmp(&b.url));
+    let mut counters = Counters::default();
+    for stat in &show {
+        let line = classify(stat, &mut counters);
+        writeln!(out, "{}", format_line(stat, line))?;
+    }
+    let s = summary(crawler, outcome);
+    writeln!(
+        out,
+        "Finished {} urls in {:.3} secs (max_tasks={}) ({:.3} urls/sec/task)",
+        s.urls, s.secs, s.max_tasks, s.urls_per_sec_per_task
+    )?;
+    for (key, count) in &s.counters.0 {
+        writeln!(out, "{count:>10} {key}")?;
+    }
+    writeln!(out, "Todo: {}", s.todo)?;
+    writeln!(out, "Done: {}", s.done)?;
+    writeln!(out, "Date: {} UTC", ctime(SystemTime::now()))
+}
+// ANCHOR_END: report
+
+/// One statistic as a JSON object on one line.
+pub fn json_line(stat: &FetchStatistic) -> String {
+    // Serializing plain strings and numbers cannot fail; if it somehow did,
+    // an empty object keeps the stream line-per-stat.
+    serde_json::to_string(stat).unwrap_or_else(|_| "{}".into())
+}
+
+/// The final JSON line: `{"summary": {...}}`.
+pub fn json_summary(summary: &Summary) -> String {
+    #[derive(Serialize)]
+    struct Wrapper<'a> {
+        summary: &'a Summary,
+    }
+    serde_json::to_string(&Wrapper { summary }).unwrap_or_else(|_| "{}".into())
+}
+
+/// A time as C's `ctime` writes it (`Sun Mar  1 09:05:00 2026`), in UTC.
+pub fn ctime(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let weekday = WEEKDAYS[(days.rem_euclid(7)) as usize];
+    let month_name = MONTHS[(month - 1) as usize];
+    format!(
+        "{weekday} {month_name} {day:>2} {:02}:{:02}:{:02} {year}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Year, month (1-12) and day for a count of days since 1970-01-01
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Exception;
+    use std::time::Duration;
+
+    fn stat(url: &str) -> FetchStatistic {
+        FetchStatistic {
+            url: url.into(),
+            next_url: None,
+            status: Some(200),
+            exception: None,
+            size: 10,
+            content_type: Some("text/html".into()),
+            encoding: Some("utf-8".into()),
+            num_urls: 3,
+            num_new_urls: 2,
+        }
+    }
+
+    #[test]
+    fn lines_and_counters() {
+        let mut c = Counters::default();
+        let html = stat("http://h/");
+        assert_eq!(classify(&html, &mut c), Line::Html);
+        assert_eq!(
+            format_line(&html, Line::Html),
+            "http://h/ 200 text/html utf-8 10 2/3"
+        );
+        let redirect = FetchStatistic {
+            next_url: Some("http://h/b".into()),
+            status: Some(301),
+            ..stat("http://h/a")
+        };
+        assert_eq!(classify(&redirect, &mut c), Line::Redirect);
+        assert_eq!(
+            format_line(&redirect, Line::Redirect),
+            "http://h/a 301 redirect http://h/b"
+        );
+        let missing = FetchStatistic {
+            status: Some(404),
+            size: 5,
+            ..stat("http://h/x")
+        };
+        assert_eq!(classify(&missing, &mut c), Line::Other);
+        assert_eq!(
+            format_line(&missing, Line::Other),
+            "http://h/x 404 text/html utf-8 5"
+        );
+        let png = FetchStatistic {
+            content_type: Some("image/png".into()),
+            encoding: None,
+            ..stat("http://h/p.png")
+        };
+        assert_eq!(classify(&png, &mut c), Line::Other);
+        assert_eq!(
+            format_line(&png, Line::Other),
+            "http://h/p.png 200 image/png - 10"
+        );
+        let failed = FetchStatistic::failure(
+            "http://h/f".into(),
+            Exception {
+                kind: "closed",
+                message: "connection closed before the response".into(),
+            },
+        );
+        assert_eq!(classify(&failed, &mut c), Line::Error);
+        assert_eq!(
+            format_line(&failed, Line::Error),
+            "http://h/f error connection closed before the response"
+        );
+        let want: BTreeMap<String, u64> = [
+            ("error", 1),
+            ("error_bytes", 5),
+            ("fail", 1),
+            ("fail_closed", 1),
+            ("html", 1),
+            ("html_bytes", 10),
+            ("other", 1),
+            ("other_bytes", 10),
+            ("redirect", 1),
+            ("status_404", 1),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(c.0, want);
+    }
+
+    #[test]
+    fn json_keeps_nulls_and_field_order() {
+        let failed = FetchStatistic::failure(
+            "http://h/f".into(),
+            Exception {
+                kind: "closed",
+                message: "gone".into(),
+            },
+        );
+        assert_eq!(
+            json_line(&failed),
+            r#"{"url":"http://h/f","next_url":null,"status":null,"exception":"gone","size":0,"content_type":null,"encoding":null,"num_urls":0,"num_new_urls":0}"#
+        );
+    }
+
+    #[test]
+    fn ctime_format() {
+        assert_eq!(ctime(UNIX_EPOCH), "Thu Jan  1 00:00:00 1970");
+        let t = UNIX_EPOCH + Duration::from_secs(1_772_355_900); // 2026-03-01 09:05
+        assert_eq!(ctime(t), "Sun Mar  1 09:05:00 2026");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(ctime(leap), "Tue Feb 29 00:00:00 2000");
+    }
+}

@@ -1,0 +1,79 @@
+//! What the crawler remembers about each URL: the chapter's
+//! `FetchStatistic`, one per URL, successes and failures alike.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+/// Why a fetch produced no usable response: the chapter's `exception` field.
+///
+/// The kind is a short stable name for the report's `fail_KIND` counters (the
+/// chapter counted by Python exception class); the message says what
+/// happened, for people.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exception {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for Exception {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Serialize for Exception {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.message)
+    }
+}
+
+// ANCHOR: fetch_statistic
+/// One line of the report. The fields, their names and their meaning are the
+/// chapter's `FetchStatistic`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FetchStatistic {
+    /// The URL fetched, fragment-free, as the `url` crate writes it.
+    pub url: String,
+    /// For a redirect: where it points (resolved, fragment dropped).
+    pub next_url: Option<String>,
+    /// The HTTP status; `None` when no response arrived.
+    pub status: Option<u16>,
+    /// Why the fetch failed, if it did.
+    pub exception: Option<Exception>,
+    /// Body bytes received (after de-chunking).
+    pub size: u64,
+    /// The media type as the server sent it, without parameters.
+    pub content_type: Option<String>,
+    /// The charset the body was decoded with, as declared (lower-cased), or
+    /// `utf-8` for a page that declared none.
+    pub encoding: Option<String>,
+    /// Links on the page that the crawler may follow.
+    pub num_urls: usize,
+    /// Of those, the ones it had not seen before.
+    pub num_new_urls: usize,
+}
+// ANCHOR_END: fetch_statistic
+
+impl FetchStatistic {
+    /// A URL that could not be fetched at all.
+    pub fn failure(url: String, exception: Exception) -> FetchStatistic {
+        FetchStatistic {
+            url,
+            next_url: None,
+            status: None,
+            exception: Some(exception),
+            size: 0,
+            content_type: None,
+            encoding: None,
+            num_urls: 0,
+            num_new_urls: 0,
+        }
+    }
+
+    /// Whether the progress line counts this as an error: no response, or
+    /// an HTTP error status.
+    pub fn is_error(&self) -> bool {
+        self.exception.is_some() || self.status.is_none_or(|s| s >= 400)
+    }
+}

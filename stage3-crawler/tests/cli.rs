@@ -1,0 +1,286 @@
+//! The command line, run as a real process: arguments, exit codes, the two
+//! report formats, logs on stderr, Ctrl-C and the progress line.
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use demo_site::{DemoSite, SiteConfig};
+use regex::Regex;
+
+fn crawler() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+}
+
+fn run(args: &[&str]) -> Output {
+    crawler().args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_clear_message() {
+    for (args, phrase) in [
+        (&["--max-tries", "0"][..], "--max-tries"),
+        (&["--max_tasks", "zero"], "--max-tasks"),
+        (
+            &["ftp://example.com/"],
+            "only http and https URLs can be crawled, not ftp",
+        ),
+        (&["--exclude", "("], "--exclude"),
+        (&["--resolve", "example.test:80"], "is not HOST:PORT:ADDR"),
+        (&["--bogus"], "--bogus"),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(err.contains(phrase), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn help_explains_every_option() {
+    let out = run(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    for option in [
+        "--max-redirect",
+        "--max-tries",
+        "--max-tasks",
+        "--exclude",
+        "--strict",
+        "--lenient",
+        "--verbose",
+        "--quiet",
+        "--connect-timeout",
+        "--read-timeout",
+        "--max-body",
+        "--max-pages",
+        "--report",
+        "--progress",
+        "--resolve",
+        "--parse-threads",
+        "Exit status",
+    ] {
+        assert!(help.contains(option), "{option} missing from --help");
+    }
+}
+
+#[test]
+fn with_no_root_it_crawls_the_demo_site() {
+    let out = run(&["-q", "--max-tasks", "10"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    let started = Regex::new(
+        r"^No root given: crawling the demo site, started in-process at http://127\.0\.0\.1:\d+/\n$",
+    )
+    .unwrap();
+    assert!(started.is_match(&err), "{err}");
+    let report = text(&out.stdout);
+    assert!(report.starts_with("*** Report ***\n"), "{report}");
+    assert!(report.contains("\nDone: 138\n"), "{report}");
+}
+
+#[test]
+fn the_text_report_follows_the_chapters_layout() {
+    let site = DemoSite::start_default().unwrap();
+    let out = run(&[
+        &site.url("/redirect/chain/4"),
+        "--exclude",
+        "/$|/static/",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let report = text(&out.stdout);
+    let lines: Vec<&str> = report.lines().collect();
+    let base = site.base_url();
+    let want_head = [
+        "*** Report ***".to_string(),
+        format!("{base}/redirect/chain/4 307 redirect {base}/redirect/chain/5"),
+        format!("{base}/redirect/chain/5 308 redirect {base}/redirect/target.html"),
+        format!("{base}/redirect/target.html 200 text/html utf-8 575 0/1"),
+    ];
+    assert_eq!(lines[..4], want_head, "{report}");
+    let finished = Regex::new(
+        r"^Finished 3 urls in \d+\.\d{3} secs \(max_tasks=100\) \(\d+\.\d{3} urls/sec/task\)$",
+    )
+    .unwrap();
+    assert!(finished.is_match(lines[4]), "{}", lines[4]);
+    assert_eq!(
+        lines[5..10],
+        [
+            "         1 html",
+            "       575 html_bytes",
+            "         2 redirect",
+            "Todo: 0",
+            "Done: 3",
+        ]
+    );
+    let date = Regex::new(r"^Date: \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} UTC$").unwrap();
+    assert!(date.is_match(lines[10]), "{}", lines[10]);
+    assert_eq!(lines.len(), 11);
+}
+
+#[test]
+fn the_json_report_is_one_object_per_url_then_a_summary() {
+    let site = DemoSite::start_default().unwrap();
+    let out = run(&[
+        &site.url("/redirect/chain/5"),
+        &site.url("/fault/drop"),
+        "--exclude",
+        "/$|/static/",
+        "--max-tries",
+        "1",
+        "--report",
+        "json",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    let fields = [
+        "url",
+        "next_url",
+        "status",
+        "exception",
+        "size",
+        "content_type",
+        "encoding",
+        "num_urls",
+        "num_new_urls",
+    ];
+    let mut stats = lines[..3].to_vec();
+    stats.sort_by_key(|s| s["url"].as_str().unwrap().to_string());
+    for stat in &stats {
+        let keys: Vec<&str> = stat
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut want = fields.to_vec();
+        want.sort();
+        let mut keys = keys;
+        keys.sort();
+        assert_eq!(keys, want);
+    }
+    let drop = &stats[0];
+    assert_eq!(drop["url"], site.url("/fault/drop").as_str());
+    assert_eq!(drop["status"], serde_json::Value::Null);
+    assert_eq!(drop["exception"], "connection closed before the response");
+    let redirect = &stats[1];
+    assert_eq!(redirect["status"], 308);
+    assert_eq!(
+        redirect["next_url"],
+        site.url("/redirect/target.html").as_str()
+    );
+    let page = &stats[2];
+    assert_eq!(page["next_url"], serde_json::Value::Null);
+    assert_eq!(page["exception"], serde_json::Value::Null);
+    assert_eq!(page["encoding"], "utf-8");
+    let summary = &lines[3]["summary"];
+    assert_eq!(summary["done"], 3);
+    assert_eq!(summary["todo"], 0);
+    assert_eq!(summary["max_tasks"], 100);
+    assert_eq!(summary["interrupted"], false);
+    assert_eq!(
+        summary["counters"],
+        serde_json::json!({"fail": 1, "fail_closed": 1, "html": 1, "html_bytes": 575, "redirect": 1})
+    );
+}
+
+#[test]
+fn logs_go_to_stderr_with_the_chapters_phrases() {
+    let site = DemoSite::start_default().unwrap();
+    let out = run(&[&site.url("/redirect/chain/3"), "--max-redirect", "0"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "ERROR crawling: redirect limit reached for {} from {}\n",
+            site.url("/redirect/chain/4"),
+            site.url("/redirect/chain/3")
+        )
+    );
+    assert!(text(&out.stdout).starts_with("*** Report ***"));
+}
+
+#[test]
+fn exit_1_when_no_root_could_be_fetched() {
+    let out = run(&["http://127.0.0.1:1/", "--max-tries", "1", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("\nhttp://127.0.0.1:1/ error connect to 127.0.0.1:1 failed: "),
+        "{report}"
+    );
+    assert!(report.contains("         1 fail_connect\n"), "{report}");
+    // https is refused, which is not a fetch either.
+    let site = DemoSite::start_default().unwrap();
+    let https = site.url("/").replace("http://", "https://");
+    let out = run(&[&https, "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains(&format!("{https} error https is not supported yet\n")));
+}
+
+#[test]
+fn ctrl_c_prints_interrupted_and_the_report_and_exits_130() {
+    // Slow enough that the crawl is still running when we interrupt it.
+    let site = DemoSite::start(SiteConfig {
+        delay: Duration::from_millis(100),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let mut child = crawler()
+        .args([
+            &site.url("/"),
+            "--max-tasks",
+            "2",
+            "--progress",
+            "always",
+            "-q",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the progress line: then the crawl (and the Ctrl-C handler)
+    // is running.
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !text(&seen).contains("in flight") {
+        let n = stderr.read(&mut buf).unwrap();
+        assert!(n > 0, "stderr closed early: {}", text(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let progress =
+        Regex::new(r"\r\x1b\[K\d+ done, \d+ queued, [0-2] in flight, \d+ errors, \d+\.\d pages/s")
+            .unwrap();
+    assert!(progress.is_match(&text(&seen)), "{:?}", text(&seen));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    stderr.read_to_end(&mut seen).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(text(&seen).ends_with("Interrupted\n"), "{:?}", text(&seen));
+    let report = text(&out.stdout);
+    assert!(report.starts_with("*** Report ***\n"), "{report}");
+    let done: usize = Regex::new(r"\nDone: (\d+)\n")
+        .unwrap()
+        .captures(&report)
+        .unwrap()[1]
+        .parse()
+        .unwrap();
+    assert!(done >= 1 && done < site.expected().len(), "{done}");
+}

@@ -1,0 +1,108 @@
+//! Helpers shared by the integration tests: run a crawl through the
+//! library against a demo site, and look at what it recorded.
+#![allow(dead_code)] // Each test binary uses a different subset.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::rc::Rc;
+use std::time::Duration;
+
+use demo_site::DemoSite;
+use stage3_crawler::http::ClientConfig;
+use stage3_crawler::logging::{Level, LogLine};
+use stage3_crawler::{Config, Crawler, FetchStatistic, Outcome};
+use url::Url;
+
+/// A config for tests: few workers, short but safe timeouts.
+pub fn config() -> Config {
+    Config {
+        max_tasks: 10,
+        parse_threads: 1,
+        client: ClientConfig {
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(5),
+            ..ClientConfig::default()
+        },
+        ..Config::default()
+    }
+}
+
+/// A config that never follows links to the index or the static files, so
+/// a crawl from a leaf page stays small and exact.
+pub fn leaf_config() -> Config {
+    Config {
+        exclude: Some(regex::Regex::new(r"/$|/static/").unwrap()),
+        ..config()
+    }
+}
+
+/// What a crawl left behind.
+pub struct Crawl {
+    pub outcome: Outcome,
+    pub stats: Vec<FetchStatistic>,
+    pub log: Vec<LogLine>,
+    pub connections: u64,
+    pub any_root_fetched: bool,
+}
+
+impl Crawl {
+    /// The statistic for `url`; panics (failing the test) if there is none
+    /// or more than one.
+    pub fn stat(&self, url: &str) -> &FetchStatistic {
+        let found: Vec<_> = self.stats.iter().filter(|s| s.url == url).collect();
+        assert_eq!(found.len(), 1, "{url}: {:#?}", self.stats);
+        found[0]
+    }
+
+    /// Every URL with a statistic, sorted.
+    pub fn urls(&self) -> BTreeSet<String> {
+        self.stats.iter().map(|s| s.url.clone()).collect()
+    }
+
+    /// Messages logged at `level`, in order.
+    pub fn logged(&self, level: Level) -> Vec<String> {
+        self.log
+            .iter()
+            .filter(|l| l.level == level)
+            .map(|l| l.message.clone())
+            .collect()
+    }
+}
+
+/// Crawls from `roots` with `config`, capturing the crawler's log.
+pub fn crawl(roots: &[String], config: Config) -> Crawl {
+    let roots = roots.iter().map(|r| Url::parse(r).unwrap()).collect();
+    let runtime = runtime::Runtime::new().unwrap();
+    let crawler = Rc::new(Crawler::new(roots, config).unwrap());
+    crawler.capture_log();
+    let outcome = runtime.block_on(crawler.crawl()).unwrap();
+    Crawl {
+        outcome,
+        stats: crawler.done().clone(),
+        log: crawler.log_lines(),
+        connections: crawler.connections_opened(),
+        any_root_fetched: crawler.any_root_fetched(),
+    }
+}
+
+/// The body the site serves at `path`, fetched over HTTP/1.0 (so the site
+/// closes after it) with plain std, independent of the crawler's client.
+pub fn body(site: &DemoSite, path: &str) -> Vec<u8> {
+    let mut s = std::net::TcpStream::connect(site.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: test\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    raw.split_off(end + 4)
+}
+
+/// Body length, as a statistic's `size`.
+pub fn size(site: &DemoSite, path: &str) -> u64 {
+    body(site, path).len() as u64
+}
+
+/// The media type of a Content-Type value.
+pub fn media_type(content_type: &str) -> String {
+    content_type.split(';').next().unwrap().trim().to_string()
+}
