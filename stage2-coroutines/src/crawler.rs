@@ -1,0 +1,206 @@
+//! The crawl: the chapter's `Fetcher`, `seen_urls` and `urls_todo`, with a
+//! task per URL and no limit on how many run at once.
+//!
+//! ```python
+//! def fetch(self):
+//!     sock = socket.socket()
+//!     yield from connect(sock, ('xkcd.com', 80))
+//!     get = 'GET {} HTTP/1.0\r\nHost: xkcd.com\r\n\r\n'.format(self.url)
+//!     sock.send(get.encode('ascii'))
+//!     self.response = yield from read_all(sock)
+//!     self._process_response()
+//!     urls_todo.remove(self.url)
+//!     if not urls_todo:
+//!         stopped = True
+//!     print(self.url)
+//! ```
+//!
+//! Each new URL gets its own task, as each gets its own `Task` in the
+//! chapter, and the crawl is over when `urls_todo` is empty. The chapter's
+//! global `stopped` flag becomes a [`chapter_future::Future`] that the last
+//! fetcher resolves and `crawl` awaits.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use stage1_callbacks::links::{extract_links, same_host};
+use stage1_callbacks::response;
+use url::Url;
+
+use crate::chapter_future;
+use crate::style::{self, Style};
+
+/// What became of one URL, and the result of a crawl: the same types, and so
+/// the same output lines, as stage 1.
+pub use stage1_callbacks::crawl::{Outcome, Report};
+
+/// How to crawl.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub style: Style,
+    /// How long one URL may take, from connect to the last byte.
+    pub timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            style: Style::default(),
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Called with each URL's outcome as it finishes.
+type OnOutcome = Box<dyn FnMut(&Outcome)>;
+
+/// What every fetcher shares. One thread runs them all, so a `RefCell` is
+/// enough, and no borrow is ever held across an `.await`.
+struct Crawler {
+    root: Url,
+    options: Options,
+    seen_urls: RefCell<HashSet<Url>>,
+    urls_todo: RefCell<HashSet<Url>>,
+    concurrency: Cell<usize>,
+    outcomes: RefCell<Vec<Outcome>>,
+    on_outcome: RefCell<OnOutcome>,
+    stopped: chapter_future::Future<()>,
+}
+
+// ANCHOR: crawl
+/// Crawls every page reachable from `root` on the same host, calling
+/// `on_outcome` as each URL finishes. Must run inside the runtime
+/// (`runtime::run_until_complete(crawl(...))`).
+pub async fn crawl(
+    root: Url,
+    options: Options,
+    on_outcome: impl FnMut(&Outcome) + 'static,
+) -> Report {
+    let crawler = Rc::new(Crawler {
+        root: root.clone(),
+        options,
+        seen_urls: RefCell::default(),
+        urls_todo: RefCell::default(),
+        concurrency: Cell::new(0),
+        outcomes: RefCell::default(),
+        on_outcome: RefCell::new(Box::new(on_outcome)),
+        stopped: chapter_future::Future::new(),
+    });
+    let start = Instant::now();
+    crawler.add(root);
+    // The chapter's `while not stopped: ...`: the last fetcher to finish
+    // resolves `stopped`, which wakes us.
+    crawler.stopped.clone().await;
+    Report {
+        outcomes: crawler.outcomes.take(),
+        seen_urls: crawler.seen_urls.borrow().len(),
+        concurrency: crawler.concurrency.get(),
+        elapsed: start.elapsed(),
+    }
+}
+// ANCHOR_END: crawl
+
+impl Crawler {
+    // ANCHOR: add
+    /// Starts a fetcher for `url` unless the crawl has seen it already.
+    fn add(self: &Rc<Self>, url: Url) {
+        if !self.seen_urls.borrow_mut().insert(url.clone()) {
+            return;
+        }
+        let todo = {
+            let mut urls_todo = self.urls_todo.borrow_mut();
+            urls_todo.insert(url.clone());
+            urls_todo.len()
+        };
+        self.concurrency.set(self.concurrency.get().max(todo));
+        let fetcher = Fetcher {
+            crawler: self.clone(),
+            url,
+            finished: false,
+        };
+        // Nobody awaits the handle: the task reports through `finish`.
+        runtime::spawn(fetcher.fetch());
+    }
+    // ANCHOR_END: add
+
+    /// Records `outcome`; the last URL to finish ends the crawl.
+    fn finish(&self, outcome: Outcome) {
+        let todo_left = {
+            let mut urls_todo = self.urls_todo.borrow_mut();
+            urls_todo.remove(outcome.url());
+            urls_todo.len()
+        };
+        self.outcomes.borrow_mut().push(outcome.clone());
+        if todo_left == 0 {
+            // Only the last URL gets here, once. This schedules `crawl` to
+            // resume; it runs after this task's step, so the report below
+            // still comes first.
+            let _ = self.stopped.set_result(());
+        }
+        // Last, so that even a report that panics cannot stop the crawl
+        // from ending.
+        (self.on_outcome.borrow_mut())(&outcome);
+    }
+}
+
+/// One URL's fetch, the chapter's `Fetcher`.
+struct Fetcher {
+    crawler: Rc<Crawler>,
+    url: Url,
+    /// Set once the outcome is recorded; see `Drop`.
+    finished: bool,
+}
+
+impl Fetcher {
+    // ANCHOR: fetcher
+    /// Fetches the URL, queues its links, and reports. A slow server costs
+    /// an error line after `timeout`, never a hang: the timeout drops the
+    /// fetch, which closes its socket.
+    async fn fetch(mut self) {
+        let Options { style, timeout } = self.crawler.options;
+        let outcome = match runtime::timeout(timeout, style::fetch(&self.url, style)).await {
+            Ok(Ok(raw)) => self.process_response(&raw),
+            Ok(Err(e)) => Outcome::Failed(self.url.clone(), e.reason()),
+            Err(elapsed) => Outcome::Failed(self.url.clone(), elapsed.to_string()),
+        };
+        self.finished = true;
+        self.crawler.finish(outcome);
+    }
+
+    /// The chapter's `_process_response`: check the response, find the
+    /// links, and start a fetcher for each new one on the same host. The
+    /// checks and the link rules are stage 1's.
+    fn process_response(&self, raw: &[u8]) -> Outcome {
+        let response = match response::parse(raw) {
+            Ok(response) => response,
+            Err(e) => return Outcome::Failed(self.url.clone(), e.to_string()),
+        };
+        if response.is_markup() {
+            for link in extract_links(response.body, &self.url) {
+                if same_host(&self.crawler.root, &link) {
+                    self.crawler.add(link);
+                }
+            }
+        }
+        Outcome::Fetched(self.url.clone())
+    }
+    // ANCHOR_END: fetcher
+}
+
+// ANCHOR: drop
+/// A fetcher that is dropped before it reports, because its task panicked or
+/// was cancelled, still takes its URL off `urls_todo`. Without this the
+/// crawl would wait for it forever. `Drop` is our `try: ... finally:`.
+impl Drop for Fetcher {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            let reason = "the fetcher stopped before it finished".to_string();
+            self.crawler
+                .finish(Outcome::Failed(self.url.clone(), reason));
+        }
+    }
+}
+// ANCHOR_END: drop

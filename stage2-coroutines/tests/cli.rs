@@ -1,0 +1,142 @@
+//! The binary: what it prints and how it exits.
+
+use std::process::{Command, Output};
+
+use demo_site::DemoSite;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stage2-coroutines"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// The closing line with its time replaced, and the concurrency it reports.
+fn closing_line(line: &str) -> (String, usize) {
+    let (head, concurrency) = line.rsplit_once(" = ").unwrap();
+    let (count, time) = head.split_once(" URLs fetched in ").unwrap();
+    let (secs, rest) = time.split_once('s').unwrap();
+    assert!(secs.parse::<f64>().is_ok(), "{line}");
+    (
+        format!("{count} URLs fetched in X.Xs{rest} = C"),
+        concurrency.parse().unwrap(),
+    )
+}
+
+#[test]
+fn crawls_a_site_and_prints_each_url_then_a_summary() {
+    let site = DemoSite::start_default().unwrap();
+    let root = site.url("/");
+    for style in ["state-machine", "async"] {
+        let output = run(&[&root, "--style", style]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let out = stdout(&output);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 137 + 1);
+        assert_eq!(lines[0], root);
+        let mut errors: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("error: "))
+            .collect();
+        errors.sort_unstable();
+        assert_eq!(
+            errors,
+            [
+                format!(
+                    "error: {} (body is not UTF-8)",
+                    site.url("/charset/header-windows-1252.html")
+                ),
+                format!(
+                    "error: {} (body is not UTF-8)",
+                    site.url("/charset/meta-latin1.html")
+                ),
+                format!(
+                    "error: {} (body is not UTF-8)",
+                    site.url("/static/logo.png")
+                ),
+            ]
+        );
+        let (summary, concurrency) = closing_line(lines[137]);
+        assert_eq!(
+            summary,
+            "137 URLs fetched in X.Xs, achieved concurrency = C"
+        );
+        assert!(concurrency > 1);
+    }
+}
+
+#[test]
+fn a_root_that_times_out_exits_with_1() {
+    let site = DemoSite::start_default().unwrap();
+    let hang = site.url("/fault/hang");
+    let output = run(&["--timeout", "0.2", &hang]);
+    assert_eq!(output.status.code(), Some(1));
+    let out = stdout(&output);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("error: {hang} (timed out after 200ms)"));
+    assert_eq!(
+        closing_line(lines[1]),
+        (
+            "1 URLs fetched in X.Xs, achieved concurrency = C".to_string(),
+            1
+        )
+    );
+    assert_eq!(lines.len(), 2);
+}
+
+#[test]
+fn https_is_refused_with_a_clear_message() {
+    let output = run(&["https://example.com/"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stdout(&output).is_empty());
+    let err = stderr(&output);
+    assert!(
+        err.starts_with(
+            "error: https://example.com/ uses https, but this crawler speaks plain HTTP only \
+             (TLS is out of scope); try an http:// URL\n\nusage: stage2-coroutines"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn help_and_bad_options() {
+    let output = run(&["--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).starts_with("usage: stage2-coroutines [URL]"));
+    let output = run(&["--style", "threads"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output)
+            .starts_with("error: unknown style \"threads\": expected state-machine or async\n"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn with_no_url_it_crawls_its_own_demo_site() {
+    let output = run(&["--style", "async"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.starts_with("crawling the demo site at http://127.0.0.1:"),
+        "{err}"
+    );
+    let out = stdout(&output);
+    let last = out.lines().last().unwrap();
+    assert_eq!(
+        closing_line(last).0,
+        "137 URLs fetched in X.Xs, achieved concurrency = C"
+    );
+}

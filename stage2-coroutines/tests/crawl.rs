@@ -1,0 +1,73 @@
+//! The crawler against the demo site: exactly the URLs the site says a
+//! crawler finds, with both fetchers.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::{crawl_from, split};
+use demo_site::DemoSite;
+use stage2_coroutines::{Outcome, Style};
+
+#[test]
+fn both_styles_crawl_exactly_the_demo_site() {
+    let site = DemoSite::start_default().unwrap();
+    let expected = site.expected();
+    // We parse only UTF-8 bodies, as stage 1 does: the others are errors.
+    let not_utf8: BTreeSet<(String, String)> = expected
+        .iter()
+        .filter(|e| !e.body_is_utf8)
+        .map(|e| (e.url.clone(), "body is not UTF-8".to_string()))
+        .collect();
+    assert_eq!(not_utf8.len(), 3);
+    // Only the Latin-1 page links here, and we cannot read the Latin-1
+    // page, so no crawler that skips non-UTF-8 bodies ever sees this URL.
+    let unreachable = site.url("/charset/from-latin1.html");
+    let fetched: BTreeSet<String> = expected
+        .iter()
+        .filter(|e| e.body_is_utf8 && e.url != unreachable)
+        .map(|e| e.url.clone())
+        .collect();
+    let root = site.url("/");
+
+    let mut reports = Vec::new();
+    for style in Style::ALL {
+        let report = crawl_from(&root, style, Duration::from_secs(10));
+        let (got_fetched, got_failed) = split(&report);
+        assert_eq!(got_fetched, fetched, "{style}");
+        assert_eq!(got_failed, not_utf8, "{style}");
+        assert_eq!(report.outcomes.len(), fetched.len() + not_utf8.len());
+        assert_eq!(report.seen_urls, report.outcomes.len());
+        // The root finishes first: every other URL is found through it.
+        assert_eq!(report.outcomes[0], Outcome::Fetched(common::url(&root)));
+        assert!(report.fetched(&common::url(&root)));
+        // The root's links were all in `urls_todo` at once.
+        assert!(report.concurrency > 1, "{}", report.concurrency);
+        reports.push((got_fetched, got_failed));
+    }
+    assert_eq!(reports[0], reports[1]);
+    // One request per URL: we fetched every URL once, never twice.
+    let counters = site.counters();
+    assert_eq!(
+        counters.requests,
+        2 * (fetched.len() + not_utf8.len()) as u64
+    );
+    assert!(
+        counters.per_path.values().all(|&n| n == 2),
+        "{:?}",
+        counters.per_path
+    );
+}
+
+#[test]
+fn a_crawl_of_one_page_with_no_same_host_links_fetches_just_it() {
+    let site = DemoSite::start_default().unwrap();
+    // notes.txt is text/plain: its one href must not be followed.
+    let notes = site.url("/notes.txt");
+    for style in Style::ALL {
+        let report = crawl_from(&notes, style, Duration::from_secs(10));
+        assert_eq!(report.outcomes, [Outcome::Fetched(common::url(&notes))]);
+        assert_eq!((report.seen_urls, report.concurrency), (1, 1));
+    }
+}
