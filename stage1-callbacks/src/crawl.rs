@@ -1,0 +1,308 @@
+//! The crawl: the chapter's `seen_urls` and `urls_todo`, and the loop that
+//! runs until `urls_todo` is empty.
+//!
+//! The chapter keeps them in module globals, next to a global `stopped`
+//! flag. We keep them in one [`Crawl`] value that every [`Fetcher`] holds a
+//! reference to, so two crawls (two tests, say) never share state. The
+//! chapter's `stopped = True` becomes [`EventLoop::stop`].
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use runtime::EventLoop;
+use url::Url;
+
+use crate::fetcher::Fetcher;
+use crate::links;
+
+/// How to crawl.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// How long one URL may take, from connect to the last byte. The chapter
+    /// has no timeouts; without one, a server that never answers keeps the
+    /// crawl waiting forever.
+    pub timeout: Duration,
+    /// The chapter's `parse_links`: the links in a page. Always
+    /// [`links::extract_links`], except in the example that shows what a
+    /// bug in it looks like from inside a callback.
+    pub parse_links: fn(&str, &Url) -> Vec<Url>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            timeout: Duration::from_secs(10),
+            parse_links: links::extract_links,
+        }
+    }
+}
+
+/// What became of one URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Fetched(Url),
+    /// The URL and why it failed.
+    Failed(Url, String),
+}
+
+impl Outcome {
+    pub fn url(&self) -> &Url {
+        match self {
+            Outcome::Fetched(url) | Outcome::Failed(url, _) => url,
+        }
+    }
+}
+
+/// The line the crawler prints: the URL, or `error: URL (reason)`.
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Fetched(url) => write!(f, "{url}"),
+            Outcome::Failed(url, reason) => write!(f, "error: {url} ({reason})"),
+        }
+    }
+}
+
+/// The result of a crawl.
+#[derive(Debug)]
+pub struct Report {
+    /// Every URL's outcome, in the order they finished.
+    pub outcomes: Vec<Outcome>,
+    /// How many URLs the crawl found, the root included.
+    pub seen_urls: usize,
+    /// The most URLs in `urls_todo` at once: the chapter's
+    /// `concurrency_achieved`.
+    pub concurrency: usize,
+    /// From the start of the crawl to its end.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// Whether `url` was fetched (not failed).
+    pub fn fetched(&self, url: &Url) -> bool {
+        self.outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::Fetched(u) if u == url))
+    }
+
+    /// The chapter's closing line.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} URLs fetched in {:.1}s, achieved concurrency = {}",
+            self.seen_urls,
+            self.elapsed.as_secs_f64(),
+            self.concurrency
+        )
+    }
+}
+
+// ANCHOR: crawl_struct
+/// What all the fetchers of one crawl share. One thread runs every callback,
+/// so an `Rc<RefCell<Crawl>>` is enough: no lock, and no callback can be
+/// interrupted halfway through an update.
+pub struct Crawl {
+    /// Where every fetcher connects: the root's host and port, resolved once.
+    pub addr: SocketAddr,
+    pub options: Options,
+    /// Every URL found so far: the ones done and the ones in `urls_todo`.
+    pub seen_urls: HashSet<Url>,
+    /// The URLs being fetched now. The crawl is over when it is empty.
+    pub urls_todo: HashSet<Url>,
+    /// The largest `urls_todo` has been.
+    pub concurrency: usize,
+    outcomes: Vec<Outcome>,
+    on_outcome: Box<dyn FnMut(&Outcome)>,
+}
+// ANCHOR_END: crawl_struct
+
+impl Crawl {
+    pub fn new(
+        addr: SocketAddr,
+        options: Options,
+        on_outcome: impl FnMut(&Outcome) + 'static,
+    ) -> Crawl {
+        Crawl {
+            addr,
+            options,
+            seen_urls: HashSet::new(),
+            urls_todo: HashSet::new(),
+            concurrency: 0,
+            outcomes: Vec::new(),
+            on_outcome: Box::new(on_outcome),
+        }
+    }
+
+    /// The outcomes recorded so far, in the order they finished.
+    pub fn outcomes(&self) -> &[Outcome] {
+        &self.outcomes
+    }
+
+    // ANCHOR: add
+    /// Adds `url` to `seen_urls` and `urls_todo`, unless it was seen before.
+    /// Returns whether it is new, that is, whether to start a fetcher.
+    pub fn add(&mut self, url: &Url) -> bool {
+        if !self.seen_urls.insert(url.clone()) {
+            return false;
+        }
+        self.urls_todo.insert(url.clone());
+        self.concurrency = self.concurrency.max(self.urls_todo.len());
+        true
+    }
+    // ANCHOR_END: add
+
+    /// Reports how `url` ended: prints it (through `on_outcome`) and keeps it
+    /// for the [`Report`].
+    pub fn record(&mut self, outcome: Outcome) {
+        (self.on_outcome)(&outcome);
+        self.outcomes.push(outcome);
+    }
+}
+
+// ANCHOR: crawl
+/// Crawls every page reachable from `root` on the same host and port, with a
+/// [`Fetcher`] per URL and no limit on how many run at once, calling
+/// `on_outcome` as each URL finishes. Fails only if the event loop does.
+pub fn crawl(
+    root: Url,
+    options: Options,
+    mut on_outcome: impl FnMut(&Outcome) + 'static,
+) -> io::Result<Report> {
+    let start = Instant::now();
+    let mut event_loop = EventLoop::new()?;
+    // Blocking, but only once, before the loop starts: every URL we follow
+    // is on this host and port (see `links::same_host`).
+    let addr = match resolve(&root) {
+        Ok(addr) => addr,
+        Err(reason) => {
+            let outcome = Outcome::Failed(root, reason);
+            on_outcome(&outcome);
+            return Ok(Report {
+                outcomes: vec![outcome],
+                seen_urls: 1,
+                concurrency: 1,
+                elapsed: start.elapsed(),
+            });
+        }
+    };
+    let crawl = Rc::new(RefCell::new(Crawl::new(addr, options, on_outcome)));
+    crawl.borrow_mut().add(&root);
+    Fetcher::new(root, Rc::clone(&crawl)).fetch(&mut event_loop);
+    // Returns when the last fetcher calls `stop`.
+    event_loop.run()?;
+
+    let mut crawl = crawl.borrow_mut();
+    Ok(Report {
+        outcomes: std::mem::take(&mut crawl.outcomes),
+        seen_urls: crawl.seen_urls.len(),
+        concurrency: crawl.concurrency,
+        elapsed: start.elapsed(),
+    })
+}
+// ANCHOR_END: crawl
+
+/// The first address of the root's host, or why there is none.
+fn resolve(root: &Url) -> Result<SocketAddr, String> {
+    if root.scheme() != "http" {
+        return Err(format!(
+            "{} is not supported: this crawler speaks plain HTTP only",
+            root.scheme()
+        ));
+    }
+    let addrs = root
+        .socket_addrs(|| None)
+        .map_err(|e| format!("cannot resolve {}: {e}", host_of(root)))?;
+    addrs
+        .first()
+        .copied()
+        .ok_or_else(|| format!("{} has no addresses", host_of(root)))
+}
+
+fn host_of(url: &Url) -> &str {
+    url.host_str().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn outcome_lines() {
+        let page = url("http://127.0.0.1:8000/a.html");
+        assert_eq!(
+            Outcome::Fetched(page.clone()).to_string(),
+            "http://127.0.0.1:8000/a.html"
+        );
+        assert_eq!(
+            Outcome::Failed(page, "empty response".into()).to_string(),
+            "error: http://127.0.0.1:8000/a.html (empty response)"
+        );
+    }
+
+    #[test]
+    fn summary_is_the_chapters_closing_line() {
+        let report = Report {
+            outcomes: Vec::new(),
+            seen_urls: 137,
+            concurrency: 42,
+            elapsed: Duration::from_millis(1234),
+        };
+        assert_eq!(
+            report.summary(),
+            "137 URLs fetched in 1.2s, achieved concurrency = 42"
+        );
+    }
+
+    #[test]
+    fn add_counts_each_url_once_and_tracks_concurrency() {
+        let mut crawl = Crawl::new("127.0.0.1:1".parse().unwrap(), Options::default(), |_| {});
+        assert!(crawl.add(&url("http://h/a")));
+        assert!(crawl.add(&url("http://h/b")));
+        assert!(!crawl.add(&url("http://h/a")));
+        crawl.urls_todo.remove(&url("http://h/a"));
+        assert!(!crawl.add(&url("http://h/a")));
+        assert!(crawl.add(&url("http://h/c")));
+        assert_eq!(crawl.seen_urls.len(), 3);
+        assert_eq!(crawl.urls_todo.len(), 2);
+        assert_eq!(crawl.concurrency, 2);
+    }
+
+    #[test]
+    fn only_http_roots_resolve() {
+        assert_eq!(
+            resolve(&url("https://127.0.0.1/")),
+            Err("https is not supported: this crawler speaks plain HTTP only".into())
+        );
+        assert_eq!(
+            resolve(&url("http://127.0.0.1:8000/x")),
+            Ok("127.0.0.1:8000".parse().unwrap())
+        );
+        assert_eq!(
+            resolve(&url("http://[::1]/")),
+            Ok("[::1]:80".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn an_unresolvable_root_is_one_failed_outcome() {
+        let root = url("http://no-such-host.invalid/");
+        let report = crawl(root.clone(), Options::default(), |_| {}).unwrap();
+        assert_eq!(report.outcomes.len(), 1);
+        let Outcome::Failed(failed, reason) = &report.outcomes[0] else {
+            panic!("{:?}", report.outcomes);
+        };
+        assert_eq!(failed, &root);
+        assert!(
+            reason.starts_with("cannot resolve no-such-host.invalid: "),
+            "{reason}"
+        );
+    }
+}
