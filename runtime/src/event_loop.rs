@@ -179,6 +179,7 @@ impl EventLoop {
         self.poll.registry().deregister(source)
     }
 
+    // ANCHOR: timers
     /// Runs `callback` once, `delay` from now. The chapter has no timers, but
     /// a crawler without timeouts hangs on the first server that stops
     /// answering.
@@ -214,6 +215,7 @@ impl EventLoop {
         }
         cancelled
     }
+    // ANCHOR_END: timers
 
     /// Asks [`run`](Self::run) to return after the current turn.
     pub fn stop(&mut self) {

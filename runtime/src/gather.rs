@@ -56,26 +56,38 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Queue;
+    use crate::time::timeout;
     use crate::{run_until_complete, time::sleep};
-    use std::cell::RefCell;
     use std::time::Duration;
 
     #[test]
     fn outputs_come_back_in_order_and_run_concurrently() {
-        let finished = RefCell::new(Vec::new());
-        let out = run_until_complete(gather([30u64, 10, 20].map(|ms| {
-            let finished = &finished;
-            async move {
-                sleep(Duration::from_millis(ms)).await;
-                finished.borrow_mut().push(ms);
-                ms
-            }
-        })))
+        // The first future can only finish after the second has started,
+        // and the second only after the first has: run one after the other,
+        // they would wait for each other forever. (The timeout turns that
+        // into a failure instead of a hang.)
+        let (ping, pong) = (Queue::new(), Queue::new());
+        let out = run_until_complete(timeout(
+            Duration::from_secs(30),
+            gather([0, 1].map(|side| {
+                let (ping, pong) = (ping.clone(), pong.clone());
+                async move {
+                    if side == 0 {
+                        ping.put_nowait(());
+                        pong.get().await;
+                        "first"
+                    } else {
+                        ping.get().await;
+                        pong.put_nowait(());
+                        sleep(Duration::from_millis(1)).await;
+                        "second"
+                    }
+                }
+            })),
+        ))
         .unwrap();
-        assert_eq!(out, [30, 10, 20]);
-        // They ran at the same time: they finished shortest first, not in
-        // the order they were given.
-        assert_eq!(finished.into_inner(), [10, 20, 30]);
+        assert_eq!(out, Ok(vec!["first", "second"]));
     }
 
     #[test]
