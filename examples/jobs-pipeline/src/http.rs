@@ -1,0 +1,239 @@
+//! Just enough HTTP/1.1 for a JSON API: requests with a `Content-Length`
+//! body, parsed with httparse out of a buffer that may hold part of a
+//! request or several; responses with a length and keep-alive.
+
+use std::fmt::Write as _;
+
+/// The most header bytes we wait for before giving up on a request.
+pub const MAX_HEAD: usize = 16 * 1024;
+/// The largest body we accept.
+pub const MAX_BODY: usize = 64 * 1024;
+const MAX_HEADERS: usize = 32;
+
+/// A complete request.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Request {
+    pub method: String,
+    /// The path, without the query string.
+    pub path: String,
+    pub body: Vec<u8>,
+    /// Whether the client wants the connection closed after the response.
+    pub close: bool,
+}
+
+/// A request we refuse before routing it; the connection closes after the
+/// answer, because we may not know where the next request starts.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub message: String,
+}
+
+fn refuse(status: u16, message: impl Into<String>) -> Refusal {
+    Refusal {
+        status,
+        message: message.into(),
+    }
+}
+
+// ANCHOR: parse
+/// Parses the request at the start of `buf`. `Ok(None)`: not all there yet,
+/// read more. `Ok(Some((request, used)))`: `used` bytes make up the request;
+/// what follows is the start of the next one.
+pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let head_len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
+            return Err(refuse(431, "request header is too large"));
+        }
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(refuse(400, format!("malformed request: {e}"))),
+    };
+    let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
+        return Err(refuse(400, "malformed request"));
+    };
+    let mut length = None;
+    let mut close = version == 0; // HTTP/1.0 closes unless asked not to
+    for header in req.headers.iter() {
+        let value = std::str::from_utf8(header.value).unwrap_or("").trim();
+        if header.name.eq_ignore_ascii_case("content-length") {
+            let n: usize = value
+                .parse()
+                .map_err(|_| refuse(400, format!("bad Content-Length {value:?}")))?;
+            if length.is_some_and(|m| m != n) {
+                return Err(refuse(400, "conflicting Content-Length headers"));
+            }
+            length = Some(n);
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            return Err(refuse(501, "request bodies must have a Content-Length"));
+        } else if header.name.eq_ignore_ascii_case("connection") {
+            for token in value.split(',').map(str::trim) {
+                if token.eq_ignore_ascii_case("close") {
+                    close = true;
+                } else if token.eq_ignore_ascii_case("keep-alive") {
+                    close = false;
+                }
+            }
+        }
+    }
+    if method == "POST" && length.is_none() {
+        return Err(refuse(411, "a POST needs a Content-Length"));
+    }
+    let length = length.unwrap_or(0);
+    if length > MAX_BODY {
+        return Err(refuse(
+            413,
+            format!("the body may be at most {MAX_BODY} bytes"),
+        ));
+    }
+    let Some(body) = buf.get(head_len..head_len + length) else {
+        return Ok(None); // the body is still on its way
+    };
+    let path = target.split('?').next().unwrap_or(target);
+    Ok(Some((
+        Request {
+            method: method.to_string(),
+            path: path.to_string(),
+            body: body.to_vec(),
+            close,
+        },
+        head_len + length,
+    )))
+}
+// ANCHOR_END: parse
+
+/// A response with a JSON body.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    pub body: String,
+    /// Extra headers, such as `Allow`.
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl Response {
+    pub fn json(status: u16, body: String) -> Response {
+        Response {
+            status,
+            body,
+            headers: Vec::new(),
+        }
+    }
+
+    /// `{"error": message}`.
+    pub fn error(status: u16, message: &str) -> Response {
+        let body = serde_json::json!({ "error": message }).to_string();
+        Response::json(status, body)
+    }
+
+    /// The bytes on the wire; `close` adds `Connection: close`.
+    pub fn to_bytes(&self, close: bool) -> Vec<u8> {
+        let mut head = format!(
+            "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            self.status,
+            reason(self.status),
+            self.body.len() + 1
+        );
+        for (name, value) in &self.headers {
+            let _ = write!(head, "{name}: {value}\r\n");
+        }
+        if close {
+            head.push_str("Connection: close\r\n");
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(self.body.as_bytes());
+        // A final newline, so that `curl` leaves the prompt on a new line.
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        202 => "Accepted",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        503 => "Service Unavailable",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_arrives_in_pieces() {
+        let full = b"POST /jobs?x=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nabcdGET";
+        for cut in [0, 10, 40, full.len() - 5] {
+            assert_eq!(parse(&full[..cut]), Ok(None), "cut at {cut}");
+        }
+        let (request, used) = parse(full).unwrap().unwrap();
+        assert_eq!(
+            request,
+            Request {
+                method: "POST".into(),
+                path: "/jobs".into(),
+                body: b"abcd".to_vec(),
+                close: false
+            }
+        );
+        // What follows is the next request, left for the next parse.
+        assert_eq!(&full[used..], b"GET");
+    }
+
+    #[test]
+    fn connection_handling_follows_the_version_and_header() {
+        let close = |raw: &str| parse(raw.as_bytes()).unwrap().unwrap().0.close;
+        assert!(!close("GET / HTTP/1.1\r\n\r\n"));
+        assert!(close("GET / HTTP/1.1\r\nConnection: close\r\n\r\n"));
+        assert!(close("GET / HTTP/1.0\r\n\r\n"));
+        assert!(!close("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"));
+    }
+
+    #[test]
+    fn bad_requests_are_refused() {
+        let status = |raw: &[u8]| parse(raw).unwrap_err().status;
+        assert_eq!(status(b"\x00\x01 nonsense\r\n\r\n"), 400);
+        assert_eq!(status(b"POST /jobs HTTP/1.1\r\n\r\n"), 411);
+        assert_eq!(
+            status(b"POST /jobs HTTP/1.1\r\nContent-Length: x\r\n\r\n"),
+            400
+        );
+        assert_eq!(
+            status(b"POST /jobs HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"),
+            400
+        );
+        assert_eq!(
+            status(b"POST /jobs HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            501
+        );
+        assert_eq!(
+            status(b"POST /jobs HTTP/1.1\r\nContent-Length: 65537\r\n\r\n"),
+            413
+        );
+        let mut endless = b"GET / HTTP/1.1\r\nX: ".to_vec();
+        endless.resize(MAX_HEAD + 1, b'a');
+        assert_eq!(status(&endless), 431);
+    }
+
+    #[test]
+    fn responses_carry_length_and_close() {
+        let bytes = Response::error(404, "no such path").to_bytes(true);
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\
+             Connection: close\r\n\r\n{\"error\":\"no such path\"}\n"
+        );
+    }
+}

@@ -1,0 +1,248 @@
+//! The binary, stopped by real signals.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+
+use common::{Client, PATIENCE, request, temp_store};
+
+/// The running binary and its output, line by line.
+struct Service {
+    child: Child,
+    addr: SocketAddr,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+fn lines(from: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+impl Service {
+    fn start(store: &Path, extra: &[&str]) -> Service {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+            .args(["--port", "0", "--store"])
+            .arg(store)
+            .args(extra)
+            .env("RUST_LOG", "jobs_pipeline=debug")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = lines(child.stdout.take().unwrap());
+        let stderr = lines(child.stderr.take().unwrap());
+        let first = stdout.recv_timeout(PATIENCE).unwrap();
+        let addr = first
+            .strip_prefix("jobs-pipeline: listening on http://")
+            .and_then(|rest| rest.split_once("/jobs"))
+            .unwrap_or_else(|| panic!("{first}"))
+            .0
+            .parse()
+            .unwrap();
+        let service = Service {
+            child,
+            addr,
+            stdout,
+            stderr,
+        };
+        service.expect_line(&format!(
+            "try: curl -i -d '{{\"name\": \"resize\", \"priority\": 3}}' http://{addr}/jobs"
+        ));
+        service
+    }
+
+    fn expect_line(&self, line: &str) {
+        assert_eq!(self.stdout.recv_timeout(PATIENCE).unwrap(), line);
+    }
+
+    /// Waits until the service logs `needle` on stderr.
+    fn wait_for_log(&self, needle: &str) {
+        loop {
+            let line = self
+                .stderr
+                .recv_timeout(PATIENCE)
+                .expect("the log line comes");
+            if line.contains(needle) {
+                return;
+            }
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn wait(mut self) -> (ExitStatus, Vec<String>) {
+        // A watchdog: a service that never exits fails the test, not CI.
+        let pid = self.child.id();
+        let (done, finished) = mpsc::channel::<()>();
+        thread::spawn(move || {
+            if finished.recv_timeout(PATIENCE).is_err() {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+        });
+        let status = self.child.wait().unwrap();
+        let _ = done.send(());
+        (status, self.stdout.iter().collect())
+    }
+}
+
+#[test]
+fn ctrl_c_stops_accepting_and_stores_every_accepted_job() {
+    let store = temp_store("sigint");
+    let service = Service::start(&store, &[]);
+    let addr = service.addr;
+    for i in 1..=5 {
+        let reply = request(
+            addr,
+            "POST",
+            "/jobs",
+            Some(&format!(r#"{{"name": "j{i}", "priority": {i}}}"#)),
+        )
+        .unwrap();
+        assert_eq!(reply.status, 202);
+    }
+    // A keep-alive connection, left idle after one job.
+    let mut idle = Client::connect(addr).unwrap();
+    let reply = idle
+        .send(
+            "POST",
+            "/jobs",
+            Some(r#"{"name": "j6", "priority": 0}"#),
+            false,
+        )
+        .unwrap();
+    assert_eq!(reply.body, r#"{"id":6,"name":"j6","priority":0}"#);
+
+    service.signal("INT");
+    let (status, rest) = service.wait();
+    assert!(status.success(), "{status}");
+    let store_name = store.display().to_string();
+    assert_eq!(
+        rest,
+        [
+            "shutting down: no longer accepting connections; finishing open requests".to_string(),
+            "connections at shutdown: 1 idle, closed; 0 busy, finished their request; 0 cut off after the grace period".to_string(),
+            format!("drained the queue: 6 jobs stored this run; {store_name} holds 6 jobs"),
+        ]
+    );
+    let lines: Vec<String> = std::fs::read_to_string(&store)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[0], r#"{"id":1,"name":"j1","priority":1}"#);
+    assert_eq!(lines[5], r#"{"id":6,"name":"j6","priority":0}"#);
+    // The port is closed.
+    assert!(request(addr, "GET", "/jobs", None).is_err());
+    std::fs::remove_file(&store).unwrap();
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once() {
+    let store = temp_store("second-sigint");
+    let service = Service::start(&store, &["--grace-ms", "600000"]);
+    // Half a request: shutdown will wait for the rest, for ten minutes.
+    let mut stalled = Client::connect(service.addr).unwrap();
+    let partial = b"POST /jobs HTTP/1.1\r\nContent-Length: 40\r\n\r\n{";
+    stalled.write_raw(partial).unwrap();
+    service.wait_for_log(&format!("read {} bytes of a request so far", partial.len()));
+    service.signal("INT");
+    service.expect_line("shutting down: no longer accepting connections; finishing open requests");
+    service.signal("INT");
+    let (status, rest) = service.wait();
+    assert_eq!(status.code(), Some(130));
+    assert!(rest.is_empty(), "{rest:?}");
+    std::fs::remove_file(&store).unwrap();
+}
+
+#[test]
+fn sigterm_works_like_ctrl_c() {
+    let store = temp_store("sigterm");
+    let service = Service::start(&store, &[]);
+    service.signal("TERM");
+    let (status, rest) = service.wait();
+    assert!(status.success());
+    assert_eq!(
+        rest[0],
+        "shutting down: no longer accepting connections; finishing open requests"
+    );
+    assert_eq!(
+        rest[2],
+        format!(
+            "drained the queue: 0 jobs stored this run; {} holds 0 jobs",
+            store.display()
+        )
+    );
+    std::fs::remove_file(&store).unwrap();
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for (args, message) in [
+        (
+            &["--port", "x"][..],
+            "jobs-pipeline: --port takes a number from 0 to 65535, not \"x\"",
+        ),
+        (
+            &["--grace-ms"][..],
+            "jobs-pipeline: --grace-ms needs a value",
+        ),
+        (
+            &["--bogus"][..],
+            "jobs-pipeline: unknown argument \"--bogus\"",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.starts_with(&format!("{message}\nusage: jobs-pipeline")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_corrupt_store_stops_the_start_with_the_line_named() {
+    let store = temp_store("corrupt");
+    std::fs::write(&store, "{\"id\":1,\"name\":\"a\",\"priority\":0}\noops\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+        .args(["--port", "0", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "jobs-pipeline: {} line 2: not a job: expected value at line 1 column 1\n",
+            store.display()
+        )
+    );
+    std::fs::remove_file(&store).unwrap();
+}

@@ -1,0 +1,298 @@
+//! The service as a library: posted jobs are checked, queued, stored and
+//! listed, and shutdown loses none of them.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use common::{Client, PATIENCE, request, temp_store};
+use jobs_pipeline::{Config, Job, Shutdown, Summary, run};
+
+/// Runs the service on its own thread, with its own runtime.
+fn start(store: &Path) -> (SocketAddr, Shutdown, JoinHandle<Summary>) {
+    let shutdown = Shutdown::new();
+    let config = Config {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        store: store.to_path_buf(),
+        grace: PATIENCE,
+    };
+    let (tx, rx) = mpsc::channel();
+    let theirs = shutdown.clone();
+    let server = thread::spawn(move || {
+        run(config, theirs, |server| {
+            tx.send(server.local_addr()).unwrap()
+        })
+        .unwrap()
+    });
+    let addr = rx.recv_timeout(PATIENCE).expect("the server starts");
+    (addr, shutdown, server)
+}
+
+fn stored(store: &Path) -> Vec<Job> {
+    std::fs::read_to_string(store)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn job(id: u64, name: &str, priority: i64) -> Job {
+    Job {
+        id,
+        name: name.into(),
+        priority,
+    }
+}
+
+#[test]
+fn posted_jobs_are_checked_stored_and_listed() {
+    let store = temp_store("listed");
+    let (addr, shutdown, server) = start(&store);
+    let post = |body: &str| request(addr, "POST", "/jobs", Some(body)).unwrap();
+
+    let reply = post(r#"{"name": "resize", "priority": 3}"#);
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (202, r#"{"id":1,"name":"resize","priority":3}"#)
+    );
+    // Bad jobs get a 400 and use up no id.
+    let reply = post(r#"{"name": "resize", "priority": "#);
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (
+            400,
+            r#"{"error":"invalid job: EOF while parsing a value at line 1 column 31"}"#
+        )
+    );
+    let reply = post(r#"{"name": "x", "priority": 12}"#);
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (
+            400,
+            r#"{"error":"invalid job: priority must be from 0 to 9, not 12"}"#
+        )
+    );
+    let reply = post(r#"{"name": "thumbnail", "priority": 0}"#);
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (202, r#"{"id":2,"name":"thumbnail","priority":0}"#)
+    );
+
+    // The consumer ran before this request was even read: it was woken by
+    // the put, and the runtime runs woken tasks before it looks for I/O.
+    let reply = request(addr, "GET", "/jobs", None).unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (
+            200,
+            r#"[{"id":1,"name":"resize","priority":3},{"id":2,"name":"thumbnail","priority":0}]"#
+        )
+    );
+    let reply = request(addr, "DELETE", "/jobs", None).unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (405, r#"{"error":"use GET or POST on /jobs"}"#)
+    );
+    let reply = request(addr, "GET", "/", None).unwrap();
+    assert_eq!(reply.status, 404);
+
+    shutdown.trigger();
+    let summary = server.join().unwrap();
+    assert_eq!(
+        summary,
+        Summary {
+            stored: 2,
+            total: 2,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(
+        stored(&store),
+        [job(1, "resize", 3), job(2, "thumbnail", 0)]
+    );
+
+    // A restart keeps the stored jobs and does not reuse their ids.
+    let (addr, shutdown, server) = start(&store);
+    let reply = request(
+        addr,
+        "POST",
+        "/jobs",
+        Some(r#"{"name": "crop", "priority": 9}"#),
+    )
+    .unwrap();
+    assert_eq!(reply.body, r#"{"id":3,"name":"crop","priority":9}"#);
+    shutdown.trigger();
+    assert_eq!(
+        server.join().unwrap(),
+        Summary {
+            stored: 1,
+            total: 3,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(stored(&store).len(), 3);
+    std::fs::remove_file(&store).unwrap();
+}
+
+#[test]
+fn keep_alive_and_bad_framing() {
+    let store = temp_store("framing");
+    let (addr, shutdown, server) = start(&store);
+    // Several requests on one connection.
+    let mut client = Client::connect(addr).unwrap();
+    for i in 0..3 {
+        let reply = client
+            .send(
+                "POST",
+                "/jobs",
+                Some(&format!(r#"{{"name": "k{i}", "priority": 1}}"#)),
+                false,
+            )
+            .unwrap();
+        assert_eq!((reply.status, reply.close), (202, false));
+    }
+    // A body too large is refused and the connection closed.
+    let mut client = Client::connect(addr).unwrap();
+    client
+        .write_raw(b"POST /jobs HTTP/1.1\r\nContent-Length: 100000\r\n\r\n")
+        .unwrap();
+    let reply = client.read_reply().unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str(), reply.close),
+        (
+            413,
+            r#"{"error":"the body may be at most 65536 bytes"}"#,
+            true
+        )
+    );
+    let mut reader = Client::connect(addr).unwrap();
+    let reply = reader.send("GET", "/jobs", None, true).unwrap();
+    assert_eq!(reply.status, 200);
+    drop(reader);
+    drop(client);
+    shutdown.trigger();
+    let summary = server.join().unwrap();
+    assert_eq!((summary.stored, summary.total), (3, 3));
+    std::fs::remove_file(&store).unwrap();
+}
+
+/// Posts jobs until the service stops answering, and reports each one that
+/// got its 202. `keep_alive`: one connection for all of them.
+fn client(addr: SocketAddr, name: String, keep_alive: bool, acked: mpsc::Sender<Job>) {
+    let mut connection: Option<Client> = None;
+    // Only shutdown stops a client; the cap is a safety net.
+    for i in 0..100_000 {
+        let body = format!(r#"{{"name": "{name}-{i}", "priority": {}}}"#, i % 10);
+        let reply = match &mut connection {
+            Some(client) if keep_alive => client.send("POST", "/jobs", Some(&body), false),
+            _ => match Client::connect(addr) {
+                Ok(mut client) => {
+                    let reply = client.send("POST", "/jobs", Some(&body), !keep_alive);
+                    connection = Some(client);
+                    reply
+                }
+                Err(_) => return, // refused: the service has stopped
+            },
+        };
+        let Ok(reply) = reply else { return };
+        assert_eq!(reply.status, 202, "{}", reply.body);
+        acked
+            .send(serde_json::from_str(&reply.body).unwrap())
+            .unwrap();
+        if reply.close {
+            connection = None; // the service is closing; the next connect says so
+        }
+    }
+    panic!("the service never stopped");
+}
+
+#[test]
+fn shutdown_in_mid_stream_loses_no_job() {
+    let store = temp_store("mid-stream");
+    let (addr, shutdown, server) = start(&store);
+    let (tx, acked) = mpsc::channel();
+    let clients: Vec<_> = (0..4)
+        .map(|k| {
+            let tx = tx.clone();
+            thread::spawn(move || client(addr, format!("c{k}"), k % 2 == 0, tx))
+        })
+        .collect();
+    drop(tx);
+    let mut got: Vec<Job> = (0..40)
+        .map(|_| acked.recv_timeout(PATIENCE).expect("jobs are acknowledged"))
+        .collect();
+    // Shut down while four clients are still posting.
+    shutdown.trigger();
+    got.extend(acked.iter());
+    for client in clients {
+        client.join().unwrap();
+    }
+    let summary = server.join().unwrap();
+
+    // Every job that got a 202 is stored, and nothing else is.
+    got.sort_by_key(|job| job.id);
+    assert_eq!(stored(&store).len(), got.len());
+    let mut on_disk = stored(&store);
+    on_disk.sort_by_key(|job| job.id);
+    assert_eq!(on_disk, got);
+    assert_eq!((summary.stored, summary.failed), (got.len() as u64, 0));
+    // Ids are unique and gapless.
+    assert!(got.iter().zip(1..).all(|(job, id)| job.id == id));
+    std::fs::remove_file(&store).unwrap();
+}
+
+#[test]
+fn a_request_that_never_finishes_is_cut_off_after_the_grace_period() {
+    let store = temp_store("grace");
+    let shutdown = Shutdown::new();
+    let config = Config {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        store: store.clone(),
+        grace: Duration::from_millis(50),
+    };
+    let (tx, rx) = mpsc::channel();
+    let theirs = shutdown.clone();
+    let server = thread::spawn(move || {
+        run(config, theirs, |server| {
+            tx.send(server.local_addr()).unwrap()
+        })
+        .unwrap()
+    });
+    let addr = rx.recv_timeout(PATIENCE).unwrap();
+    // One finished request first: afterwards the connection is known to be
+    // open on the server. Then half of another, which we never complete.
+    let mut stalled = Client::connect(addr).unwrap();
+    let reply = stalled
+        .send(
+            "POST",
+            "/jobs",
+            Some(r#"{"name": "a", "priority": 1}"#),
+            false,
+        )
+        .unwrap();
+    assert_eq!(reply.status, 202);
+    stalled
+        .write_raw(b"POST /jobs HTTP/1.1\r\nContent-Length: 40\r\n\r\n{\"name\"")
+        .unwrap();
+    // The service reads those bytes at its own pace. Ask it something on a
+    // second connection: answering that means it has been round its loop,
+    // and it read the stalled bytes first, as they arrived first.
+    let reply = request(addr, "GET", "/jobs", None).unwrap();
+    assert_eq!(reply.status, 200);
+    shutdown.trigger();
+    let summary = server.join().unwrap();
+    assert_eq!(
+        summary,
+        Summary {
+            stored: 1,
+            total: 1,
+            cut_off: 1,
+            ..Summary::default()
+        }
+    );
+    std::fs::remove_file(&store).unwrap();
+}
