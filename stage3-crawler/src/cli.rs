@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::IpAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::Duration;
@@ -12,6 +13,9 @@ use clap::{ArgAction, Parser, ValueEnum};
 use demo_site::DemoSite;
 use regex::Regex;
 use runtime::Runtime;
+use rustls::RootCertStore;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use url::Url;
 
 use crate::config::{Config, default_parse_threads};
@@ -74,7 +78,8 @@ pub struct Args {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Give up connecting (DNS included) after this long: 500ms, 10s, 1m.
+    /// Give up connecting (DNS and the TLS handshake included) after this
+    /// long: 500ms, 10s, 1m.
     #[arg(long = "connect-timeout", alias = "connect_timeout", value_name = "DURATION",
           default_value = "10s", value_parser = parse_duration)]
     pub connect_timeout: Duration,
@@ -108,6 +113,12 @@ pub struct Args {
     #[arg(long, value_name = "HOST:PORT:ADDR", value_parser = parse_resolve)]
     pub resolve: Vec<Resolve>,
 
+    /// Also trust the CA certificates in this PEM file for https, besides
+    /// the bundled Mozilla roots. Repeatable. Certificates are always
+    /// verified; there is no option to turn that off.
+    #[arg(long = "ca-file", alias = "ca_file", value_name = "PEM", value_parser = parse_ca_file)]
+    pub ca_file: Vec<CaFile>,
+
     /// Threads that parse pages [default: cores - 1, at least 1]; 0 parses
     /// on the event-loop thread.
     #[arg(long = "parse-threads", alias = "parse_threads", value_name = "N")]
@@ -122,9 +133,12 @@ Every option is also accepted with underscores, as the chapter spells them
 Exit status: 0 when the crawl completed (even if some pages failed), 1 when
 no root could be fetched, 2 on a usage error, 130 when interrupted by Ctrl-C.
 
+Certificates are always verified, against the bundled Mozilla roots and
+any --ca-file; a certificate that fails is a statistic, not a fatal error.
+
 Examples:
   stage3-crawler                               crawl the built-in demo site
-  stage3-crawler xkcd.com --max-tasks 20       crawl http://xkcd.com/
+  stage3-crawler xkcd.com --max-tasks 20       crawl xkcd.com (http, then https)
   stage3-crawler http://localhost:8000/ --exclude '\\.pdf$' --report json";
 
 /// `--report`.
@@ -132,6 +146,13 @@ Examples:
 pub enum Report {
     Text,
     Json,
+}
+
+/// One `--ca-file PEM`: the file and the certificates in it.
+#[derive(Clone, Debug)]
+pub struct CaFile {
+    pub path: PathBuf,
+    pub certs: Vec<CertificateDer<'static>>,
 }
 
 /// One `--resolve HOST:PORT:ADDR`.
@@ -165,6 +186,11 @@ impl Args {
                 read_timeout: self.read_timeout,
                 max_body: self.max_body,
                 resolve,
+                ca_certs: self
+                    .ca_file
+                    .iter()
+                    .flat_map(|f| f.certs.iter().cloned())
+                    .collect(),
                 ..ClientConfig::default()
             },
         }
@@ -273,6 +299,38 @@ pub fn parse_resolve(s: &str) -> Result<Resolve, String> {
     })
 }
 
+// ANCHOR: parse_ca_file
+/// Reads a `--ca-file`: one or more PEM certificates, each usable as a
+/// root. Anything else is a usage error, caught before the crawl starts.
+pub fn parse_ca_file(path: &str) -> Result<CaFile, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{path} is not valid PEM: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{path} holds no certificate (no -----BEGIN CERTIFICATE----- block)"
+        ));
+    }
+    for (n, cert) in certs.iter().enumerate() {
+        RootCertStore::empty().add(cert.clone()).map_err(|e| {
+            let why = match e {
+                rustls::Error::InvalidCertificate(reason) => reason.to_string(),
+                other => other.to_string(),
+            };
+            format!(
+                "certificate {} in {path} is not a usable X.509 certificate: {why}",
+                n + 1
+            )
+        })?;
+    }
+    Ok(CaFile {
+        path: PathBuf::from(path),
+        certs,
+    })
+}
+// ANCHOR_END: parse_ca_file
+
 /// Sends log records to env_logger, erasing the progress line first.
 struct Logger {
     inner: env_logger::Logger,
@@ -295,12 +353,24 @@ impl log::Log for Logger {
     }
 }
 
+fn rustls_level(level: log::LevelFilter) -> log::LevelFilter {
+    if level == log::LevelFilter::Trace {
+        level
+    } else {
+        level.min(log::LevelFilter::Error)
+    }
+}
+
 /// Logs to stderr at `level`, as `LEVEL target: message`. `RUST_LOG` adds
 /// to it (`RUST_LOG=runtime=trace` traces the runtime).
 fn init_logging(level: log::LevelFilter) {
     use std::io::Write as _;
     let inner = env_logger::Builder::new()
         .filter_level(level)
+        // rustls warns about every alert it sends, which repeats our own
+        // line for each bad certificate: quiet it but for -vv (everything).
+        // RUST_LOG=rustls=debug still works.
+        .filter_module("rustls", rustls_level(level))
         .parse_default_env()
         .format(|buf, record| {
             writeln!(

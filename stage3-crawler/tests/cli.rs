@@ -63,6 +63,7 @@ fn help_explains_every_option() {
         "--report",
         "--progress",
         "--resolve",
+        "--ca-file",
         "--parse-threads",
         "Exit status",
     ] {
@@ -222,12 +223,107 @@ fn exit_1_when_no_root_could_be_fetched() {
         "{report}"
     );
     assert!(report.contains("         1 fail_connect\n"), "{report}");
-    // https is refused, which is not a fetch either.
-    let site = DemoSite::start_default().unwrap();
-    let https = site.url("/").replace("http://", "https://");
-    let out = run(&[&https, "-q"]);
+    // A certificate that does not verify is not a fetch either.
+    let site = DemoSite::start(SiteConfig {
+        tls: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let out = run(&[&site.url("/"), "-q"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stdout).contains(&format!("{https} error https is not supported yet\n")));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(&format!(
+            "{} error certificate verify failed for 127.0.0.1: unknown issuer",
+            site.url("/")
+        )),
+        "{report}"
+    );
+    assert!(report.contains("         1 fail_certificate\n"), "{report}");
+}
+
+/// A file in the system's temporary directory that is removed on drop.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str, contents: &[u8]) -> TempFile {
+        let path = std::env::temp_dir().join(format!("stage3-{}-{name}", std::process::id()));
+        std::fs::write(&path, contents).unwrap();
+        TempFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn ca_file_trusts_the_demo_sites_certificate() {
+    let site = DemoSite::start(SiteConfig {
+        tls: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let pem = TempFile::new("site.pem", site.cert_pem().unwrap().as_bytes());
+    let out = run(&[
+        &site.url("/redirect/chain/5"),
+        "--ca-file",
+        pem.path(),
+        "--exclude",
+        "/$|/static/",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let base = site.base_url();
+    assert!(
+        report.starts_with(&format!(
+            "*** Report ***\n\
+             {base}/redirect/chain/5 308 redirect {base}/redirect/target.html\n\
+             {base}/redirect/target.html 200 text/html utf-8 575 0/1\n"
+        )),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_bad_ca_file_is_a_usage_error() {
+    let empty = TempFile::new("empty.pem", b"no certificate here\n");
+    let key_only = TempFile::new(
+        "key.pem",
+        b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    );
+    let bad_base64 = TempFile::new(
+        "bad.pem",
+        b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
+    );
+    let not_a_cert = TempFile::new(
+        "junk.pem",
+        b"-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n",
+    );
+    let missing = std::env::temp_dir().join("stage3-no-such-file.pem");
+    let missing = missing.to_str().unwrap();
+    for (path, phrase) in [
+        (empty.path(), "holds no certificate"),
+        (key_only.path(), "holds no certificate"),
+        (bad_base64.path(), "is not valid PEM"),
+        (not_a_cert.path(), "is not a usable X.509 certificate"),
+        (missing, "cannot read"),
+    ] {
+        let out = run(&["--ca-file", path, "http://127.0.0.1:1/"]);
+        assert_eq!(out.status.code(), Some(2), "{path}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with("error: "), "{path}: {err}");
+        assert!(err.contains("--ca-file"), "{path}: {err}");
+        assert!(err.contains(phrase), "{path}: {err}");
+        assert!(out.stdout.is_empty());
+    }
 }
 
 #[test]

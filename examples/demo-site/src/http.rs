@@ -5,9 +5,9 @@
 //! because showing the bytes on the wire is the point of a teaching server.
 
 use std::io::{self, Read};
-use std::net::TcpStream;
 
 use crate::content::{Resource, reason};
+use crate::tls::Stream;
 
 /// Requests whose head (request line plus headers) is longer than this are
 /// rejected with 400, so a client cannot make us buffer without limit.
@@ -45,12 +45,12 @@ pub(crate) enum Incoming {
 /// Leftover bytes matter because a client may pipeline: send its next
 /// request before it has read our response to the previous one.
 pub(crate) struct Connection {
-    pub stream: TcpStream,
+    pub stream: Stream,
     buf: Vec<u8>,
 }
 
 impl Connection {
-    pub fn new(stream: TcpStream) -> Connection {
+    pub fn new(stream: Stream) -> Connection {
         Connection {
             stream,
             buf: Vec::new(),
@@ -98,7 +98,7 @@ impl Connection {
         let buffered = usize::try_from(len).map_or(self.buf.len(), |l| l.min(self.buf.len()));
         self.buf.drain(..buffered);
         let remaining = len - buffered as u64;
-        let copied = io::copy(&mut (&self.stream).take(remaining), &mut io::sink())?;
+        let copied = io::copy(&mut (&mut self.stream).take(remaining), &mut io::sink())?;
         if copied == remaining {
             Ok(())
         } else {

@@ -36,6 +36,7 @@ mod html;
 mod http;
 mod prose;
 mod server;
+mod tls;
 
 use server::Shared;
 
@@ -60,6 +61,10 @@ pub struct SiteConfig {
     pub keep_alive: bool,
     /// Port on 127.0.0.1; 0 picks a free one. Default 0.
     pub port: u16,
+    /// Serve the site over https, with a self-signed certificate made at
+    /// start (see [`DemoSite::cert_pem`]). Plain-HTTP requests on the same
+    /// port get a `301` to the same path over https. Default false.
+    pub tls: bool,
 }
 
 impl Default for SiteConfig {
@@ -72,6 +77,7 @@ impl Default for SiteConfig {
             path_delays: Vec::new(),
             keep_alive: true,
             port: 0,
+            tls: false,
         }
     }
 }
@@ -116,6 +122,8 @@ pub struct ExpectedUrl {
 pub struct DemoSite {
     addr: SocketAddr,
     shared: Arc<Shared>,
+    /// The certificate, in TLS mode.
+    cert_pem: Option<String>,
     /// `None` once stopped. The accept thread returns the connection
     /// threads that were still running when it stopped, for joining.
     accept_thread: Option<JoinHandle<Vec<JoinHandle<()>>>>,
@@ -124,14 +132,26 @@ pub struct DemoSite {
 impl DemoSite {
     /// Binds `127.0.0.1:config.port` and starts serving in the background.
     pub fn start(config: SiteConfig) -> io::Result<DemoSite> {
+        let identity = config.tls.then(tls::self_signed).transpose()?;
         let listener = listen((Ipv4Addr::LOCALHOST, config.port).into())?;
         let addr = listener.local_addr()?;
-        let site = content::Site::new(config.pages, config.fan_out, config.page_size, addr.port());
+        let site = content::Site::new(
+            config.pages,
+            config.fan_out,
+            config.page_size,
+            addr.port(),
+            config.tls,
+        );
+        let (tls_config, cert_pem) = match identity {
+            Some(identity) => (Some(identity.config), Some(identity.cert_pem)),
+            None => (None, None),
+        };
         let shared = Arc::new(Shared::new(
             site,
             config.delay,
             config.path_delays,
             config.keep_alive,
+            tls_config,
         ));
         let accept_shared = Arc::clone(&shared);
         let accept_thread = thread::Builder::new()
@@ -140,6 +160,7 @@ impl DemoSite {
         Ok(DemoSite {
             addr,
             shared,
+            cert_pem,
             accept_thread: Some(accept_thread),
         })
     }
@@ -154,9 +175,17 @@ impl DemoSite {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http://127.0.0.1:PORT` (`https://` in TLS mode), without a trailing
+    /// slash.
     pub fn base_url(&self) -> String {
         self.shared.site.origin()
+    }
+
+    /// In TLS mode, the site's self-signed certificate in PEM: the one root
+    /// a client must trust to reach it (the crawler's `--ca-file`). It is
+    /// valid for `127.0.0.1` and `localhost`. `None` for a plain site.
+    pub fn cert_pem(&self) -> Option<&str> {
+        self.cert_pem.as_deref()
     }
 
     /// The absolute URL of `path`, which should start with `/`.
@@ -186,7 +215,8 @@ impl DemoSite {
     /// Every URL a same-host crawler starting at `/` discovers, sorted by
     /// URL. The crawler follows every `href` in HTML, XHTML and XML bodies
     /// (resolved against `<base href>` if present), drops fragments, stays on
-    /// 127.0.0.1 and this port, and follows `Location` headers.
+    /// 127.0.0.1 and this port (over http or https), and follows `Location`
+    /// headers.
     pub fn expected(&self) -> Vec<ExpectedUrl> {
         expected::crawl(&self.shared.site)
     }
@@ -251,6 +281,7 @@ impl std::fmt::Debug for DemoSite {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DemoSite")
             .field("addr", &self.addr)
+            .field("tls", &self.cert_pem.is_some())
             .field("running", &self.accept_thread.is_some())
             .finish()
     }

@@ -3,6 +3,7 @@
 //! Prints the site's URL as the first line on stdout (so scripts can read
 //! it) and then serves until Ctrl-C, which simply ends the process.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -21,6 +22,10 @@ Options:
   --delay-ms N          delay before every response, in ms [default: 0]
   --path-delay PATH=MS  delay for one path, overriding --delay-ms (repeatable)
   --no-keep-alive       close the connection after every response
+  --tls                 serve https with a self-signed certificate made at
+                        start; plain http on the same port redirects to it
+  --cert-out FILE       with --tls, write the certificate (PEM) to FILE, for
+                        a client to trust (stage3-crawler --ca-file FILE)
   -h, --help            print this help
 
 Set RUST_LOG=debug to log every request to stderr.";
@@ -28,12 +33,14 @@ Set RUST_LOG=debug to log every request to stderr.";
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
 enum Command {
-    Serve(SiteConfig),
+    /// Serve the site; in TLS mode, maybe write the certificate somewhere.
+    Serve(SiteConfig, Option<PathBuf>),
     Help,
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut config = SiteConfig::default();
+    let mut cert_out = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // Accept both `--port 8000` and `--port=8000`.
@@ -73,10 +80,16 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             }
             "--no-keep-alive" if inline_value.is_none() => config.keep_alive = false,
             "--no-keep-alive" => return Err("--no-keep-alive takes no value".to_string()),
+            "--tls" if inline_value.is_none() => config.tls = true,
+            "--tls" => return Err("--tls takes no value".to_string()),
+            "--cert-out" => cert_out = Some(PathBuf::from(value()?)),
             _ => return Err(format!("unknown argument {arg:?}")),
         }
     }
-    Ok(Command::Serve(config))
+    if cert_out.is_some() && !config.tls {
+        return Err("--cert-out needs --tls".to_string());
+    }
+    Ok(Command::Serve(config, cert_out))
 }
 
 fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
@@ -86,8 +99,8 @@ fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
 }
 
 fn main() -> ExitCode {
-    let config = match parse_args(std::env::args().skip(1)) {
-        Ok(Command::Serve(config)) => config,
+    let (config, cert_out) = match parse_args(std::env::args().skip(1)) {
+        Ok(Command::Serve(config, cert_out)) => (config, cert_out),
         Ok(Command::Help) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -99,13 +112,15 @@ fn main() -> ExitCode {
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
 
+    let on_off = |on| if on { "on" } else { "off" };
     let summary = format!(
-        "{} pages, fan-out {}, ~{} bytes per page, delay {} ms, keep-alive {}",
+        "{} pages, fan-out {}, ~{} bytes per page, delay {} ms, keep-alive {}, tls {}",
         config.pages,
         config.fan_out,
         config.page_size,
         config.delay.as_millis(),
-        if config.keep_alive { "on" } else { "off" }
+        on_off(config.keep_alive),
+        on_off(config.tls),
     );
     let site = match DemoSite::start(config) {
         Ok(site) => site,
@@ -114,6 +129,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Written before the URL is printed: a script that waits for the URL
+    // can then use the file at once.
+    if let (Some(path), Some(pem)) = (&cert_out, site.cert_pem())
+        && let Err(e) = std::fs::write(path, pem)
+    {
+        eprintln!("demo-site: error: cannot write {}: {e}", path.display());
+        return ExitCode::FAILURE;
+    }
     println!("{}/", site.base_url());
     eprintln!("demo-site: serving {summary}");
     eprintln!(
@@ -137,12 +160,12 @@ mod tests {
 
     #[test]
     fn defaults() {
-        assert_eq!(parse(&[]), Ok(Command::Serve(SiteConfig::default())));
+        assert_eq!(parse(&[]), Ok(Command::Serve(SiteConfig::default(), None)));
     }
 
     #[test]
     fn all_options() {
-        let Ok(Command::Serve(config)) = parse(&[
+        let Ok(Command::Serve(config, cert_out)) = parse(&[
             "--port",
             "8000",
             "--pages=7",
@@ -155,6 +178,9 @@ mod tests {
             "--path-delay",
             "/a?b=c=30",
             "--no-keep-alive",
+            "--tls",
+            "--cert-out",
+            "/tmp/site.pem",
         ]) else {
             panic!("did not parse");
         };
@@ -168,8 +194,10 @@ mod tests {
                 path_delays: vec![("/a?b=c".to_string(), Duration::from_millis(30))],
                 keep_alive: false,
                 port: 8000,
+                tls: true,
             }
         );
+        assert_eq!(cert_out, Some(PathBuf::from("/tmp/site.pem")));
     }
 
     #[test]
@@ -191,6 +219,9 @@ mod tests {
             &["--path-delay", "nopath=3"],
             &["--path-delay", "/x"],
             &["--path-delay", "/x=soon"],
+            &["--tls=yes"],
+            &["--cert-out", "x.pem"],
+            &["--tls", "--cert-out"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

@@ -19,9 +19,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use rustls::ServerConfig;
+
 use crate::Counters;
 use crate::content::{Fault, Resource, Route, Site};
 use crate::http::{Connection, Framing, Incoming, Request, encode_response};
+use crate::tls::{self, Stream};
 
 /// An idle keep-alive connection is closed after this long, so threads of
 /// clients that vanish without closing do not pile up.
@@ -39,6 +42,8 @@ pub(crate) struct Shared {
     delay: Duration,
     path_delays: Vec<(String, Duration)>,
     keep_alive: bool,
+    /// Set in TLS mode.
+    tls: Option<Arc<ServerConfig>>,
     stats: Mutex<Stats>,
     /// Signalled whenever `stats` changes, for [`Shared::wait_until`].
     stats_changed: Condvar,
@@ -68,12 +73,14 @@ impl Shared {
         delay: Duration,
         path_delays: Vec<(String, Duration)>,
         keep_alive: bool,
+        tls: Option<Arc<ServerConfig>>,
     ) -> Shared {
         Shared {
             site,
             delay,
             path_delays,
             keep_alive,
+            tls,
             stats: Mutex::default(),
             stats_changed: Condvar::new(),
             stopping: Mutex::new(false),
@@ -272,13 +279,29 @@ enum After {
     Abort,
 }
 
-fn serve_connection(shared: &Shared, stream: TcpStream, id: u64) {
+fn serve_connection(shared: &Shared, tcp: TcpStream, id: u64) {
     let _registration = Registration { shared, id };
     // Responses are written with one write_all; no need for Nagle to batch.
-    let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
-    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    let peer = stream.peer_addr().ok();
+    let _ = tcp.set_nodelay(true);
+    let _ = tcp.set_read_timeout(Some(IDLE_TIMEOUT));
+    let _ = tcp.set_write_timeout(Some(WRITE_TIMEOUT));
+    let peer = tcp.peer_addr().ok();
+    // In TLS mode one port serves both schemes: the first byte tells a TLS
+    // handshake from a plain-HTTP request, which gets a redirect to https.
+    let (stream, scheme) = match &shared.tls {
+        None => (Stream::Plain(tcp), "http"),
+        Some(config) => match tls::starts_with_tls(&tcp) {
+            None => return,
+            Some(false) => (Stream::Plain(tcp), "http"),
+            Some(true) => match Stream::tls(config, tcp) {
+                Ok(stream) => (stream, "https"),
+                Err(e) => {
+                    log::warn!("{peer:?}: cannot start TLS: {e}");
+                    return;
+                }
+            },
+        },
+    };
     let mut conn = Connection::new(stream);
     loop {
         if shared.is_stopping() {
@@ -291,13 +314,13 @@ fn serve_connection(shared: &Shared, stream: TcpStream, id: u64) {
                 bad_request(shared, &mut conn, &why)
             }
             Incoming::Request(request) => {
-                log::debug!("{peer:?}: {} {}", request.method, request.target);
-                handle(shared, &mut conn, request)
+                log::debug!("{peer:?}: {scheme} {} {}", request.method, request.target);
+                handle(shared, &mut conn, request, scheme)
             }
         };
         match after {
             After::KeepAlive => {}
-            After::Close => return linger_close(&conn.stream),
+            After::Close => return linger_close(&mut conn.stream),
             After::Abort => return,
         }
     }
@@ -312,7 +335,8 @@ fn bad_request(shared: &Shared, conn: &mut Connection, why: &str) -> After {
     send(conn, &res, Framing::ContentLength, false, true, &[])
 }
 
-fn handle(shared: &Shared, conn: &mut Connection, request: Request) -> After {
+/// Answers one request that arrived over `scheme` (`http` or `https`).
+fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str) -> After {
     let (_in_flight, nth) = shared.begin_request(Some(&request.target));
     if !shared.pause(shared.delay_for(&request.target)) {
         return After::Abort;
@@ -336,12 +360,18 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request) -> After {
             &[("Allow", "GET, HEAD")],
         );
     }
-    let res = match shared.site.route(&request.target) {
+    // A plain site never starts TLS, so `None` (https on a plain site)
+    // cannot happen here; answer 400 rather than panic.
+    let route = shared
+        .site
+        .route_over(scheme, &request.target)
+        .unwrap_or_else(|| Route::Resource(Resource::error(400, "Wrong scheme.")));
+    let res = match route {
         Route::Resource(res) => res,
         Route::Fault(Fault::Flaky { failures }) if nth > failures => {
             shared.site.flaky_success(failures)
         }
-        Route::Fault(fault) => return misbehave(shared, &conn.stream, fault),
+        Route::Fault(fault) => return misbehave(shared, &mut conn.stream, fault),
     };
     send(conn, &res, framing(&res), head_only, close, &[])
 }
@@ -355,7 +385,11 @@ fn send(
     extra_headers: &[(&str, &str)],
 ) -> After {
     let bytes = encode_response(res, framing, head_only, close, extra_headers);
-    match conn.stream.write_all(&bytes) {
+    match conn
+        .stream
+        .write_all(&bytes)
+        .and_then(|()| conn.stream.flush())
+    {
         Ok(()) if close => After::Close,
         Ok(()) => After::KeepAlive,
         Err(_) => After::Abort,
@@ -372,8 +406,7 @@ fn truncated_body() -> Vec<u8> {
 }
 
 /// Answers a fault path. See [`Fault`] for what each one does.
-fn misbehave(shared: &Shared, stream: &TcpStream, fault: Fault) -> After {
-    let mut stream = stream;
+fn misbehave(shared: &Shared, stream: &mut Stream, fault: Fault) -> After {
     let mut bytes = Vec::new();
     match fault {
         Fault::Hang => {
@@ -399,7 +432,7 @@ fn misbehave(shared: &Shared, stream: &TcpStream, fault: Fault) -> After {
         }
         Fault::Drop | Fault::Flaky { .. } => {}
     }
-    match stream.write_all(&bytes) {
+    match stream.write_all(&bytes).and_then(|()| stream.flush()) {
         Ok(()) => After::Close,
         Err(_) => After::Abort,
     }
@@ -409,7 +442,7 @@ fn misbehave(shared: &Shared, stream: &TcpStream, fault: Fault) -> After {
 /// closes the connection or the server shuts down (which makes the read
 /// return end-of-stream). Read timeouts are ignored, so the hang outlasts
 /// the idle timeout.
-fn hang(shared: &Shared, mut stream: &TcpStream) {
+fn hang(shared: &Shared, stream: &mut Stream) {
     let mut sink = [0u8; 1024];
     loop {
         match stream.read(&mut sink) {
@@ -437,10 +470,12 @@ fn hang(shared: &Shared, mut stream: &TcpStream) {
 /// If a socket is closed while unread bytes from the client sit in its
 /// receive buffer, the kernel answers with a reset (RST), and the client may
 /// lose response bytes it had not read yet. That matters most for
-/// close-delimited bodies. So: half-close our side (the client sees
-/// end-of-stream right after the last byte), then read and discard until the
-/// client closes too, with a time and size limit.
-fn linger_close(stream: &TcpStream) {
+/// close-delimited bodies. So: end TLS with `close_notify`, half-close our
+/// side (the client sees end-of-stream right after the last byte), then read
+/// and discard until the client closes too, with a time and size limit.
+fn linger_close(stream: &mut Stream) {
+    stream.close_notify();
+    let stream = stream.tcp();
     let _ = stream.shutdown(Shutdown::Write);
     let _ = stream.set_read_timeout(Some(LINGER_TIMEOUT));
     let _ = io::copy(&mut stream.take(LINGER_LIMIT), &mut io::sink());

@@ -264,16 +264,25 @@ fn header_charset(content_type: &str) -> Option<String> {
     })
 }
 
-/// A plain breadth-first crawler over real HTTP, one keep-alive connection.
+/// A plain breadth-first crawler over real HTTP (and https, in TLS mode),
+/// one keep-alive connection per scheme.
 fn crawl_over_http(site: &DemoSite, rule: Rule) -> Vec<ExpectedUrl> {
     let start = Url::parse(&site.url("/")).unwrap();
     let port = site.addr().port();
     let mut client = common::Client::connect(site.addr());
+    let mut tls_client = site
+        .cert_pem()
+        .map(|pem| common::Client::connect_tls(site.addr(), "127.0.0.1", pem));
     let mut seen = HashSet::from([start.to_string()]);
     let mut queue = VecDeque::from([start]);
     let mut found = Vec::new();
     while let Some(url) = queue.pop_front() {
-        let response = client.get(&url[Position::BeforePath..Position::AfterQuery]);
+        let target = &url[Position::BeforePath..Position::AfterQuery];
+        let response = match (url.scheme(), &mut tls_client) {
+            ("https", Some(tls_client)) => tls_client.get(target),
+            ("http", _) => client.get(target),
+            (scheme, _) => panic!("{url}: no client for {scheme} on this site"),
+        };
         let content_type = response.header("content-type").map(str::to_string);
         let mut links = Vec::new();
         let location = response.header("location").map(|l| {
@@ -369,6 +378,45 @@ fn expected_matches_a_real_crawl_parsed_with_html5ever() {
         assert!(counters.per_path.values().all(|&n| n == 1), "{label}");
         assert_eq!(counters.connections, 1, "{label}");
     }
+}
+
+#[test]
+fn the_tls_site_has_the_same_paths_and_its_plain_http_door() {
+    let site = DemoSite::start(SiteConfig {
+        tls: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let origin = site.base_url();
+    let port = site.addr().port();
+    assert_eq!(origin, format!("https://127.0.0.1:{port}"));
+    let expected = site.expected();
+    let (over_https, over_http): (Vec<_>, Vec<_>) =
+        expected.iter().partition(|e| e.url.starts_with(&origin));
+    let paths: Vec<&str> = over_https
+        .iter()
+        .map(|e| e.url.strip_prefix(&origin).unwrap())
+        .collect();
+    assert_eq!(paths, DEFAULT_PATHS);
+    // The index links to the site over plain http, which redirects back.
+    assert_eq!(
+        over_http,
+        [&ExpectedUrl {
+            url: format!("http://127.0.0.1:{port}/"),
+            status: 301,
+            location: Some(format!("{origin}/")),
+            content_type: Some("text/html; charset=utf-8".into()),
+            charset: Some("utf-8".into()),
+            body_is_utf8: true,
+        }]
+    );
+    // An independent crawl over TLS (and plain http for that one URL)
+    // agrees, one request per URL and one connection per scheme.
+    assert_eq!(crawl_over_http(&site, Rule::EveryHref), expected);
+    let counters = site.counters();
+    assert_eq!(counters.requests, expected.len() as u64);
+    assert_eq!(counters.per_path["/"], 2);
+    assert_eq!(counters.connections, 2);
 }
 
 #[test]

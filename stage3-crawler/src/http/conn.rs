@@ -1,20 +1,20 @@
-//! One keep-alive connection: a socket and the bytes read from it that no
-//! response has claimed yet.
+//! One keep-alive connection: a socket (maybe with TLS on it) and the bytes
+//! read from it that no response has claimed yet.
 
 use std::io;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use runtime::TcpStream;
 use runtime::time::timeout;
 
 use super::error::FetchError;
+use super::stream::Stream;
 
 /// How much one read asks the kernel for.
 const READ_CHUNK: usize = 16 * 1024;
 
 pub(crate) struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     /// Received and not yet consumed. A response reads its head and body
     /// from the front; whatever is left belongs to the next response.
     pub(crate) buf: Vec<u8>,
@@ -25,7 +25,7 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    pub(crate) fn new(stream: TcpStream) -> Connection {
+    pub(crate) fn new(stream: Stream) -> Connection {
         Connection {
             stream,
             buf: Vec::new(),
@@ -53,7 +53,7 @@ impl Connection {
             Ok(Ok(n)) => n,
             Ok(Err(e)) => {
                 self.buf.truncate(start);
-                return Err(FetchError::Io(format!("read failed: {e}")));
+                return Err(read_error(&e));
             }
             Err(_) => {
                 self.buf.truncate(start);
@@ -89,5 +89,13 @@ impl Connection {
 
     pub(crate) fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
         self.stream.local_addr()
+    }
+}
+
+/// A failed read: a socket error, or (over TLS) a record rustls refused.
+fn read_error(e: &io::Error) -> FetchError {
+    match e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+        Some(tls) => FetchError::Tls(format!("TLS error while reading: {tls}")),
+        None => FetchError::Io(format!("read failed: {e}")),
     }
 }

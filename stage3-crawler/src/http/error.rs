@@ -9,7 +9,7 @@ use crate::stats::Exception;
 /// Why [`Client::get`](super::Client::get) returned no response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FetchError {
-    /// A scheme we do not speak (https, for now).
+    /// A scheme we do not speak (ftp, say).
     Unsupported(String),
     /// The URL has no host, or some other thing no request can be made of.
     InvalidUrl(String),
@@ -19,6 +19,15 @@ pub enum FetchError {
     Connect(String),
     /// Resolving and connecting took longer than the connect timeout.
     ConnectTimeout(Duration),
+    /// The TLS handshake did not finish within what the connect timeout
+    /// left.
+    HandshakeTimeout(Duration),
+    /// The server's certificate did not verify: unknown issuer, wrong name,
+    /// expired...
+    Certificate(String),
+    /// TLS failed otherwise: a malformed record, an alert from the server,
+    /// the connection closed during the handshake.
+    Tls(String),
     /// The server sent nothing for longer than the read timeout.
     ReadTimeout(Duration),
     /// A socket error while writing or reading (a reset, say).
@@ -40,11 +49,15 @@ pub enum FetchError {
 impl FetchError {
     // ANCHOR: retryable
     /// Whether trying again might help: the chapter retries network errors,
-    /// and a refused scheme or a body over the cap will not change.
+    /// and a refused scheme, a certificate that does not verify or a body
+    /// over the cap will not change.
     pub fn is_retryable(&self) -> bool {
         !matches!(
             self,
-            FetchError::Unsupported(_) | FetchError::InvalidUrl(_) | FetchError::TooLarge { .. }
+            FetchError::Unsupported(_)
+                | FetchError::InvalidUrl(_)
+                | FetchError::Certificate(_)
+                | FetchError::TooLarge { .. }
         )
     }
     // ANCHOR_END: retryable
@@ -56,7 +69,11 @@ impl FetchError {
             FetchError::InvalidUrl(_) => "invalid_url",
             FetchError::Resolve(_) => "dns",
             FetchError::Connect(_) => "connect",
-            FetchError::ConnectTimeout(_) | FetchError::ReadTimeout(_) => "timeout",
+            FetchError::ConnectTimeout(_)
+            | FetchError::HandshakeTimeout(_)
+            | FetchError::ReadTimeout(_) => "timeout",
+            FetchError::Certificate(_) => "certificate",
+            FetchError::Tls(_) => "tls",
             FetchError::Io(_) => "io",
             FetchError::Closed => "closed",
             FetchError::Malformed(_) => "malformed",
@@ -81,10 +98,13 @@ impl fmt::Display for FetchError {
             | FetchError::InvalidUrl(msg)
             | FetchError::Resolve(msg)
             | FetchError::Connect(msg)
+            | FetchError::Certificate(msg)
+            | FetchError::Tls(msg)
             | FetchError::Io(msg)
             | FetchError::Malformed(msg)
             | FetchError::Truncated(msg) => f.write_str(msg),
             FetchError::ConnectTimeout(d) => write!(f, "connect timed out after {d:?}"),
+            FetchError::HandshakeTimeout(d) => write!(f, "TLS handshake timed out after {d:?}"),
             FetchError::ReadTimeout(d) => write!(f, "read timed out after {d:?}"),
             FetchError::Closed => f.write_str("connection closed before the response"),
             FetchError::TooLarge { limit, .. } => {

@@ -1,7 +1,7 @@
 //! The HTTP/1.1 client, our counterpart of aiohttp's `ClientSession`: one
 //! `get` at a time per caller, keep-alive connections shared through a
-//! [`pool`], and every way a server can misbehave turned into a
-//! [`FetchError`] instead of a hang or a panic.
+//! [`pool`], http and https (TLS in [`tls`]), and every way a server can
+//! misbehave turned into a [`FetchError`] instead of a hang or a panic.
 //!
 //! It does not follow redirects: the crawler does that itself, as the
 //! chapter's does with `allow_redirects=False`.
@@ -10,27 +10,33 @@ mod conn;
 mod error;
 mod pool;
 mod response;
+mod stream;
+mod tls;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use log::debug;
 use runtime::TcpStream;
 use runtime::net::resolve;
 use runtime::time::timeout;
+use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
 use conn::Connection;
 pub use error::FetchError;
 use pool::{Origin, Pool};
 pub use response::Response;
+use stream::Stream;
+use tls::TlsStream;
 
 /// What the client needs to know; [`crate::Config`] fills it in.
 #[derive(Clone, Debug)]
 pub struct ClientConfig {
-    /// For resolving the name and connecting, together.
+    /// For resolving the name, connecting, and the TLS handshake, together.
     pub connect_timeout: Duration,
     /// For each read: how long the server may stay silent.
     pub read_timeout: Duration,
@@ -42,6 +48,8 @@ pub struct ClientConfig {
     pub resolve: HashMap<(String, u16), IpAddr>,
     /// Idle connections to keep per origin.
     pub max_idle: usize,
+    /// Roots trusted for https besides the bundled ones (`--ca-file`).
+    pub ca_certs: Vec<CertificateDer<'static>>,
 }
 
 impl Default for ClientConfig {
@@ -52,12 +60,15 @@ impl Default for ClientConfig {
             max_body: 10 * 1024 * 1024,
             resolve: HashMap::new(),
             max_idle: 100,
+            ca_certs: Vec::new(),
         }
     }
 }
 
 pub struct Client {
     config: ClientConfig,
+    /// TLS settings shared by every https connection.
+    tls: Arc<rustls::ClientConfig>,
     pool: Pool,
     /// Names already resolved. A crawl talks to a handful of hosts over
     /// many connections; each lookup costs a helper thread.
@@ -68,6 +79,7 @@ impl Client {
     pub fn new(config: ClientConfig) -> Client {
         let pool = Pool::new(config.max_idle);
         Client {
+            tls: tls::client_config(&config.ca_certs),
             config,
             pool,
             resolved: RefCell::new(HashMap::new()),
@@ -128,13 +140,16 @@ impl Client {
 
     // ANCHOR: connect
     /// Opens a new connection, resolving the name off the loop thread
-    /// unless `--resolve` pinned it. The connect timeout covers both.
+    /// unless `--resolve` pinned it, and for https doing the TLS handshake.
+    /// The connect timeout covers all three.
     async fn connect(&self, origin: &Origin) -> Result<Connection, FetchError> {
         let key = (origin.host.clone(), origin.port);
         let known = match self.config.resolve.get(&key) {
             Some(ip) => Some(vec![SocketAddr::new(*ip, origin.port)]),
             None => self.resolved.borrow().get(&key).cloned(),
         };
+        // Set once the socket is connected, to tell which step timed out.
+        let handshaking = Cell::new(false);
         let attempt = async {
             let addrs = match known {
                 Some(addrs) => addrs,
@@ -146,27 +161,33 @@ impl Client {
                     addrs
                 }
             };
-            let mut last = None;
-            for addr in addrs {
-                match TcpStream::connect(addr).await {
-                    Ok(stream) => return Ok(stream),
-                    Err(e) => last = Some(format!("connect to {addr} failed: {e}")),
-                }
+            let tcp = connect_any(&origin.host, addrs).await?;
+            // Requests are small and written in one go; don't let Nagle
+            // hold them back waiting for an ACK.
+            let _ = tcp.set_nodelay(true);
+            self.pool.note_opened();
+            if origin.scheme != "https" {
+                return Ok(Stream::Plain(tcp));
             }
-            Err(FetchError::Connect(last.unwrap_or_else(|| {
-                format!("{} has no addresses", origin.host)
-            })))
+            handshaking.set(true);
+            let mut tls = TlsStream::new(Arc::clone(&self.tls), &origin.host, tcp)?;
+            tls.handshake(&origin.host).await?;
+            Ok(Stream::Tls(Box::new(tls)))
         };
-        let stream = timeout(self.config.connect_timeout, attempt)
-            .await
-            .map_err(|_| FetchError::ConnectTimeout(self.config.connect_timeout))??;
-        // Requests are small and written in one go; don't let Nagle hold
-        // them back waiting for an ACK.
-        let _ = stream.set_nodelay(true);
-        self.pool.note_opened();
+        let limit = self.config.connect_timeout;
+        let stream = timeout(limit, attempt).await.map_err(|_| {
+            if handshaking.get() {
+                FetchError::HandshakeTimeout(limit)
+            } else {
+                FetchError::ConnectTimeout(limit)
+            }
+        })??;
         let conn = Connection::new(stream);
         if let Ok(local) = conn.local_addr() {
-            debug!("connected to {}:{} from {local}", origin.host, origin.port);
+            debug!(
+                "connected to {}://{}:{} from {local}",
+                origin.scheme, origin.host, origin.port
+            );
         }
         Ok(conn)
     }
@@ -183,11 +204,24 @@ impl Client {
     }
 }
 
+/// Connects to each address in turn until one accepts.
+async fn connect_any(host: &str, addrs: Vec<SocketAddr>) -> Result<TcpStream, FetchError> {
+    let mut last = None;
+    for addr in addrs {
+        match TcpStream::connect(addr).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = Some(format!("connect to {addr} failed: {e}")),
+        }
+    }
+    Err(FetchError::Connect(
+        last.unwrap_or_else(|| format!("{host} has no addresses")),
+    ))
+}
+
 /// The origin a URL's request goes to, or why there is none.
 fn origin(url: &Url) -> Result<Origin, FetchError> {
     match url.scheme() {
-        "http" => {}
-        "https" => return Err(FetchError::Unsupported("https is not supported yet".into())),
+        "http" | "https" => {}
         other => {
             return Err(FetchError::Unsupported(format!(
                 "{other} URLs are not supported"
@@ -252,12 +286,16 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_schemes() {
-        let https = Url::parse("https://example.com/").unwrap();
+    fn origins_and_unsupported_schemes() {
+        let https = Url::parse("https://Example.com/").unwrap();
+        let http = Url::parse("http://example.com:443/").unwrap();
+        let o = origin(&https).unwrap();
         assert_eq!(
-            origin(&https).unwrap_err().to_string(),
-            "https is not supported yet"
+            (o.scheme.as_str(), o.host.as_str(), o.port),
+            ("https", "example.com", 443)
         );
+        // Same host and port, another scheme: another pool.
+        assert_ne!(origin(&http).unwrap(), o);
         let ftp = Url::parse("ftp://example.com/").unwrap();
         assert_eq!(
             origin(&ftp).unwrap_err().to_string(),

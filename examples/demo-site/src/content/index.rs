@@ -84,6 +84,13 @@ impl Site {
             "A redirect to another host",
             "302 to http://example.com/, which must not be followed",
         );
+        if self.tls {
+            h.li_a(
+                &format!("http://127.0.0.1:{}/", self.port),
+                "This site over plain HTTP",
+                "the same port answers plain HTTP with a 301 to https",
+            );
+        }
         h.raw("</ul>\n");
 
         h.raw("<h2 id=\"errors\">Errors</h2>\n<ul>\n");
@@ -185,7 +192,11 @@ impl Site {
         h.li_a("/./feed.xml", "With a dot segment", "");
         h.li_a("/static/../feed.xml", "With a dot-dot segment", "");
         h.li_a(
-            &format!("HTTP://127.0.0.1:{}/feed.xml", self.port),
+            &format!(
+                "{}://127.0.0.1:{}/feed.xml",
+                self.scheme().to_ascii_uppercase(),
+                self.port
+            ),
             "With an upper-case scheme",
             "",
         );

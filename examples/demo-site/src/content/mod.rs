@@ -109,7 +109,7 @@ impl Resource {
     /// A redirect. The body links to the same place as `Location`, so a
     /// crawler that ignores `Location` and only parses bodies still finds
     /// the same URLs (both resolve against the request URL).
-    fn redirect(status: u16, location: &str) -> Resource {
+    pub(crate) fn redirect(status: u16, location: &str) -> Resource {
         let mut h = Html::new(reason(status), Head::default());
         h.raw("<p>This resource has moved to ");
         h.a(location, location);
@@ -148,22 +148,32 @@ pub(crate) fn reason(status: u16) -> &'static str {
 }
 
 /// The content generator. Cheap to build; every response is generated on
-/// demand from these four numbers.
+/// demand from these four numbers and the scheme.
 #[derive(Clone, Debug)]
 pub(crate) struct Site {
     pages: usize,
     fan_out: usize,
     page_size: usize,
     port: u16,
+    /// Served over TLS: absolute links say `https`, and plain-HTTP requests
+    /// on the same port are redirected there.
+    tls: bool,
 }
 
 impl Site {
-    pub(crate) fn new(pages: usize, fan_out: usize, page_size: usize, port: u16) -> Site {
+    pub(crate) fn new(
+        pages: usize,
+        fan_out: usize,
+        page_size: usize,
+        port: u16,
+        tls: bool,
+    ) -> Site {
         Site {
             pages,
             fan_out,
             page_size,
             port,
+            tls,
         }
     }
 
@@ -171,9 +181,31 @@ impl Site {
         self.port
     }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http`, or `https` in TLS mode.
+    pub(crate) fn scheme(&self) -> &'static str {
+        if self.tls { "https" } else { "http" }
+    }
+
+    /// `http://127.0.0.1:PORT` (`https://` in TLS mode), without a trailing
+    /// slash.
     pub(crate) fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("{}://127.0.0.1:{}", self.scheme(), self.port)
+    }
+
+    /// What a request that arrived over `scheme` gets. In TLS mode a
+    /// plain-HTTP request on the TLS port is answered with a 301 to the same
+    /// target over https, as servers that upgrade every visitor do. `None`
+    /// for https on a plain site: that never arrives as an HTTP request.
+    pub(crate) fn route_over(&self, scheme: &str, target: &str) -> Option<Route> {
+        if scheme == self.scheme() {
+            return Some(self.route(target));
+        }
+        (self.tls && scheme == "http").then(|| {
+            Route::Resource(Resource::redirect(
+                301,
+                &format!("{}{target}", self.origin()),
+            ))
+        })
     }
 
     /// Decides the response for a request target (`/path?query`). Routing
@@ -341,7 +373,7 @@ mod tests {
     use super::*;
 
     fn site() -> Site {
-        Site::new(100, 5, 2_000, 8000)
+        Site::new(100, 5, 2_000, 8000, false)
     }
 
     fn resource(site: &Site, target: &str) -> Resource {
@@ -401,9 +433,31 @@ mod tests {
     }
 
     #[test]
+    fn plain_http_on_the_tls_port_is_sent_to_https() {
+        let tls = Site::new(10, 3, 0, 8443, true);
+        let Some(Route::Resource(res)) = tls.route_over("http", "/pages/a/0.html?x=1") else {
+            panic!("no redirect");
+        };
+        assert_eq!(res.status, 301);
+        assert_eq!(
+            res.location.as_deref(),
+            Some("https://127.0.0.1:8443/pages/a/0.html?x=1")
+        );
+        assert!(matches!(
+            tls.route_over("https", "/fault/hang"),
+            Some(Route::Fault(Fault::Hang))
+        ));
+        assert!(site().route_over("https", "/").is_none());
+        assert!(matches!(
+            site().route_over("http", "/fault/drop"),
+            Some(Route::Fault(Fault::Drop))
+        ));
+    }
+
+    #[test]
     fn tiny_sites_have_no_dangling_page_links() {
         for pages in 0..4 {
-            let s = Site::new(pages, 3, 0, 8000);
+            let s = Site::new(pages, 3, 0, 8000, false);
             let _ = s.index();
             let _ = s.base_page();
             let _ = s.feed_xml();

@@ -206,7 +206,7 @@ mod tests {
 
     #[test]
     fn every_link_form_is_used() {
-        let s = Site::new(100, 5, 2_000, 8000);
+        let s = Site::new(100, 5, 2_000, 8000, false);
         let forms: std::collections::BTreeSet<_> = (0..10)
             .flat_map(|n| (0..5).map(move |k| (n, k)))
             .map(|(n, k)| s.page_href(n, 3, n + k).1)
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn page_sizes_average_to_page_size() {
-        let s = Site::new(300, 5, 10_000, 8000);
+        let s = Site::new(300, 5, 10_000, 8000, false);
         let total: usize = (0..300).map(|n| s.page(n).body.len()).sum();
         let average = total / 300;
         assert!(average.abs_diff(10_000) < 10, "average {average}");

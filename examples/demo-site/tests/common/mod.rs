@@ -6,7 +6,15 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+
+/// A blocking TLS client connection.
+pub type TlsStream = StreamOwned<ClientConnection, TcpStream>;
 
 /// Generous, but keeps a broken server from hanging the test suite.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -42,27 +50,76 @@ impl Response {
     }
 }
 
-/// One client connection; several requests can be sent over it.
-pub struct Client {
-    reader: BufReader<TcpStream>,
+/// One client connection; several requests can be sent over it. Plain TCP
+/// unless made with [`Client::connect_tls`].
+pub struct Client<S = TcpStream> {
+    reader: BufReader<S>,
+}
+
+fn tcp(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(CLIENT_TIMEOUT)).unwrap();
+    stream.set_write_timeout(Some(CLIENT_TIMEOUT)).unwrap();
+    stream
 }
 
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_read_timeout(Some(CLIENT_TIMEOUT)).unwrap();
-        stream.set_write_timeout(Some(CLIENT_TIMEOUT)).unwrap();
         Client {
-            reader: BufReader::new(stream),
+            reader: BufReader::new(tcp(addr)),
         }
     }
 
     pub fn stream(&self) -> &TcpStream {
         self.reader.get_ref()
     }
+}
 
+/// A TLS client configuration that trusts only `cert_pem`.
+pub fn tls_config(cert_pem: &str) -> Arc<ClientConfig> {
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(cert_pem.as_bytes()).expect("a PEM certificate"))
+        .expect("a usable root");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+impl Client<TlsStream> {
+    /// Connects over TLS to `addr` as `name`, trusting only `cert_pem`. The
+    /// handshake runs with the first request.
+    pub fn connect_tls(addr: SocketAddr, name: &str, cert_pem: &str) -> Client<TlsStream> {
+        let name = ServerName::try_from(name.to_string()).expect("a server name");
+        let conn = ClientConnection::new(tls_config(cert_pem), name).expect("a TLS client");
+        Client {
+            reader: BufReader::new(StreamOwned::new(conn, tcp(addr))),
+        }
+    }
+}
+
+impl<S: Read + Write> Client<S> {
     pub fn send(&mut self, raw: &[u8]) {
-        self.reader.get_mut().write_all(raw).expect("send request");
+        let stream = self.reader.get_mut();
+        stream
+            .write_all(raw)
+            .and_then(|()| stream.flush())
+            .expect("send request");
+    }
+
+    /// Sends `raw` where that must fail (a TLS handshake the client
+    /// refuses), and returns the error.
+    pub fn send_fails(&mut self, raw: &[u8]) -> io::Error {
+        let stream = self.reader.get_mut();
+        stream
+            .write_all(raw)
+            .and_then(|()| stream.flush())
+            .expect_err("the send should fail")
     }
 
     /// Sends `GET path HTTP/1.1` (keep-alive) and reads the response.
