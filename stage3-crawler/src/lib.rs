@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | [`crawling`] | `Crawler`: the queue, the workers, `fetch`, redirects, retries | `crawling.py` |
 //! | [`host`] | strict and lenient host rules | `Crawler.host_okay` |
-//! | [`http`] | an HTTP/1.1 client with a keep-alive pool | aiohttp's `ClientSession` |
+//! | [`http`] | an HTTP/1.1 client with a keep-alive pool and TLS (rustls) | aiohttp's `ClientSession` |
 //! | [`charset`] | which encoding a page is in | aiohttp's `response.text()` |
 //! | [`parsing`] | link extraction on helper threads | `Crawler.parse_links` |
 //! | [`stats`] | `FetchStatistic` | the namedtuple of that name |

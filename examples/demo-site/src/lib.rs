@@ -2,7 +2,8 @@
 //!
 //! Every crawler in this project crawls this site by default. It runs on
 //! plain `std` threads (no async runtime, so it cannot share bugs with the
-//! runtime under test) and binds to `127.0.0.1`.
+//! runtime under test) and binds to `127.0.0.1`. With [`SiteConfig::tls`]
+//! it serves the same site over https, with a certificate made at start.
 //!
 //! ```no_run
 //! use demo_site::{DemoSite, SiteConfig};

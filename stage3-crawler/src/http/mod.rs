@@ -1,6 +1,6 @@
 //! The HTTP/1.1 client, our counterpart of aiohttp's `ClientSession`: one
 //! `get` at a time per caller, keep-alive connections shared through a
-//! [`pool`], http and https (TLS in [`tls`]), and every way a server can
+//! `pool`, http and https (TLS in `tls.rs`), and every way a server can
 //! misbehave turned into a [`FetchError`] instead of a hang or a panic.
 //!
 //! It does not follow redirects: the crawler does that itself, as the
