@@ -131,6 +131,19 @@ mod tests {
     }
 
     #[test]
+    fn http_and_https_are_one_host() {
+        for strict in [true, false] {
+            let r = rules(&["https://example.com/"], strict);
+            assert!(ok(&r, "http://example.com/a"));
+            assert!(ok(&r, "https://www.example.com/a"));
+            // One port serving both schemes, as the demo site's TLS mode.
+            let r = rules(&["http://127.0.0.1:8443/"], strict);
+            assert!(ok(&r, "https://127.0.0.1:8443/a"));
+            assert!(!ok(&r, "https://127.0.0.1/a"));
+        }
+    }
+
+    #[test]
     fn a_non_default_port_is_part_of_the_site() {
         let r = rules(&["http://127.0.0.1:8000/"], true);
         assert!(ok(&r, "http://127.0.0.1:8000/a"));
