@@ -68,7 +68,7 @@ fn parse_url(arg: &str) -> Result<Url, String> {
         "http" => Err(format!("{arg} has no host")),
         "https" => Err(format!(
             "{arg}: https is not supported; this crawler speaks plain HTTP only \
-             (TLS is out of scope), so give an http:// URL"
+             (stage3-crawler speaks https), so give an http:// URL"
         )),
         other => Err(format!(
             "{arg}: unsupported scheme {other}; give an http:// URL"
@@ -128,7 +128,7 @@ mod tests {
             (
                 &["https://example.com/"],
                 "https://example.com/: https is not supported; this crawler speaks plain HTTP \
-                 only (TLS is out of scope), so give an http:// URL",
+                 only (stage3-crawler speaks https), so give an http:// URL",
             ),
             (
                 &["ftp://example.com/"],

@@ -131,7 +131,7 @@ fn https_and_bad_options_are_refused_with_2() {
     assert!(
         stderr(&output).starts_with(
             "error: https://example.com/: https is not supported; this crawler speaks plain \
-             HTTP only (TLS is out of scope), so give an http:// URL\n\nusage: stage1-callbacks"
+             HTTP only (stage3-crawler speaks https), so give an http:// URL\n\nusage: stage1-callbacks"
         ),
         "{}",
         stderr(&output)

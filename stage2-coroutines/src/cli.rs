@@ -76,7 +76,7 @@ fn parse_url(arg: &str) -> Result<Url, String> {
         "http" if url.host().is_some() => Ok(url),
         "http" => Err(format!("{arg} has no host")),
         "https" => Err(format!(
-            "{arg} uses https, but this crawler speaks plain HTTP only (TLS is out of scope); \
+            "{arg} uses https, but this crawler speaks plain HTTP only (stage3-crawler speaks https); \
              try an http:// URL"
         )),
         other => Err(format!(
@@ -141,7 +141,7 @@ mod tests {
         let cases: [(&[&str], &str); 8] = [
             (
                 &["https://example.com/"],
-                "https://example.com/ uses https, but this crawler speaks plain HTTP only (TLS is out of scope); try an http:// URL",
+                "https://example.com/ uses https, but this crawler speaks plain HTTP only (stage3-crawler speaks https); try an http:// URL",
             ),
             (
                 &["ftp://example.com/"],

@@ -103,7 +103,7 @@ fn https_is_refused_with_a_clear_message() {
     assert!(
         err.starts_with(
             "error: https://example.com/ uses https, but this crawler speaks plain HTTP only \
-             (TLS is out of scope); try an http:// URL\n\nusage: stage2-coroutines"
+             (stage3-crawler speaks https); try an http:// URL\n\nusage: stage2-coroutines"
         ),
         "{err}"
     );

@@ -1,0 +1,609 @@
+//! `cargo bench -p bench`: stage 3 against a tokio + reqwest crawler, and
+//! our runtime against tokio, side by side in one run. See the README.
+//!
+//! This one binary is both the driver and every measured child: the driver
+//! starts the demo site, then runs the stage-3 binary and itself (`child
+//! comparator ...`, `child micro ...`) as fresh child processes, alternating
+//! the two sides round by round, and prints medians and ratios.
+
+mod comparator;
+mod tokio_micro;
+
+use std::collections::BTreeSet;
+use std::env;
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bench::child::{self, Measured};
+use bench::crawl::{self, Visit, Workload};
+use bench::machine::Machine;
+use bench::micro::{self, Micro, MicroResult};
+use bench::stats::median;
+use bench::table::{self, Row, Target, Unit};
+use demo_site::DemoSite;
+use url::Url;
+
+const USAGE: &str = "\
+usage: cargo bench -p bench [-- OPTIONS]    (or examples/bench/run.sh [OPTIONS])
+
+Runs stage 3 and the tokio + reqwest comparator on two demo-site workloads,
+and four runtime micro-benchmarks on our runtime and on tokio, each in a
+fresh child process, alternating sides, and prints medians and ratios.
+
+options:
+  --rounds N      rounds of every measurement [default: 5]
+  --quick         small sites and counts, one round: tries the harness out;
+                  writes no file unless --out is given
+  --only WHAT     run only `crawl` or `micro`
+  --out FILE      write the Markdown table here
+                  [default: book/src/generated/performance-table.md]
+  --no-write      print the table only
+  --stage3 PATH   the stage-3 binary [default: stage3-crawler next to this
+                  benchmark's profile directory, i.e. target/release/]
+  -h, --help      print this help";
+
+/// A crawl child gets this long before it is killed as hung.
+const CRAWL_LIMIT: Duration = Duration::from_secs(300);
+const MICRO_LIMIT: Duration = Duration::from_secs(120);
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("child") => child_main(&args[1..]),
+        _ => Options::parse(&args).and_then(|opts| match opts {
+            Some(opts) => drive(&opts),
+            None => {
+                println!("{USAGE}");
+                Ok(())
+            }
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nbench: ABORTED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ---------------------------------------------------------------- children
+
+/// `child measure PROGRAM ARGS...`, `child comparator ROOT MAX_TASKS` or
+/// `child micro ours|tokio NAME N`.
+fn child_main(args: &[String]) -> Result<(), String> {
+    if let [role, program, rest @ ..] = args
+        && role == "measure"
+    {
+        let rest: Vec<OsString> = rest.iter().map(OsString::from).collect();
+        let (code, usage) = child::launch(program.as_ref(), &rest)
+            .map_err(|e| format!("cannot run {program:?}: {e}"))?;
+        // The harness reads this as the last line of stderr.
+        eprintln!("{}", usage.to_line());
+        std::process::exit(code);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut out = BufWriter::new(io::stdout().lock());
+    match args.as_slice() {
+        ["comparator", root, max_tasks] => {
+            let root = Url::parse(root).map_err(|e| format!("bad root {root:?}: {e}"))?;
+            let visits = comparator::crawl(root, parse_count(max_tasks)?)
+                .map_err(|e| format!("comparator: {e}"))?;
+            for visit in visits {
+                writeln!(out, "{}", visit.to_line()).map_err(|e| e.to_string())?;
+            }
+        }
+        ["micro", side, name, n] => {
+            let which =
+                Micro::from_name(name).ok_or_else(|| format!("no micro-benchmark {name:?}"))?;
+            let n = parse_count(n)?;
+            let result = match *side {
+                "ours" => micro::ours(which, n),
+                "tokio" => tokio_micro::run(which, n),
+                _ => return Err(format!("no side {side:?}: ours or tokio")),
+            }
+            .map_err(|e| format!("{side} {name}: {e}"))?;
+            writeln!(out, "{}", result.to_line()).map_err(|e| e.to_string())?;
+        }
+        _ => return Err(format!("bad child arguments: {args:?}")),
+    }
+    out.flush().map_err(|e| e.to_string())
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    match s.parse() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive number, got {s:?}")),
+    }
+}
+
+// ---------------------------------------------------------------- options
+
+struct Options {
+    rounds: usize,
+    quick: bool,
+    crawls: bool,
+    micros: bool,
+    out: Option<PathBuf>,
+    stage3: Option<PathBuf>,
+}
+
+impl Options {
+    /// `None` for `--help`.
+    fn parse(args: &[String]) -> Result<Option<Options>, String> {
+        let mut opts = Options {
+            rounds: 5,
+            quick: false,
+            crawls: true,
+            micros: true,
+            out: None,
+            stage3: None,
+        };
+        let (mut rounds, mut out, mut no_write) = (None, None, false);
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = || {
+                args.next()
+                    .cloned()
+                    .ok_or_else(|| format!("{arg} needs a value\n\n{USAGE}"))
+            };
+            match arg.as_str() {
+                // cargo bench passes this to every bench binary.
+                "--bench" => {}
+                "-h" | "--help" => return Ok(None),
+                "--rounds" => rounds = Some(parse_count(&value()?)?),
+                "--quick" => opts.quick = true,
+                "--only" => match value()?.as_str() {
+                    "crawl" => opts.micros = false,
+                    "micro" => opts.crawls = false,
+                    other => return Err(format!("--only crawl or --only micro, not {other:?}")),
+                },
+                "--out" => out = Some(PathBuf::from(value()?)),
+                "--no-write" => no_write = true,
+                "--stage3" => opts.stage3 = Some(PathBuf::from(value()?)),
+                other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
+            }
+        }
+        opts.rounds = rounds.unwrap_or(if opts.quick { 1 } else { 5 });
+        opts.out = match (no_write, out, opts.quick) {
+            (true, _, _) => None,
+            (false, Some(out), _) => Some(out),
+            (false, None, true) => None,
+            (false, None, false) => {
+                Some(workspace_root().join("book/src/generated/performance-table.md"))
+            }
+        };
+        Ok(Some(opts))
+    }
+
+    fn pages(&self) -> usize {
+        if self.quick { 200 } else { 2_000 }
+    }
+
+    /// Operations (or idle tasks) per micro-benchmark run.
+    fn micro_n(&self) -> usize {
+        if self.quick { 10_000 } else { 100_000 }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::canonicalize(&root).unwrap_or(root)
+}
+
+// ---------------------------------------------------------------- driver
+
+fn drive(opts: &Options) -> Result<(), String> {
+    let me = env::current_exe().map_err(|e| format!("cannot find this benchmark's binary: {e}"))?;
+    let machine = Machine::current();
+    println!("bench: {machine}; median of {} round(s)", opts.rounds);
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    if opts.crawls {
+        let stage3 = find_stage3(opts, &me, &mut notes);
+        for workload in [
+            Workload::cpu_bound(opts.pages()),
+            Workload::latency_bound(opts.pages()),
+        ] {
+            rows.extend(crawl_rows(
+                &workload,
+                opts,
+                &me,
+                stage3.as_deref(),
+                &mut notes,
+            )?);
+        }
+    }
+    if opts.micros {
+        rows.extend(micro_rows(opts, &me)?);
+    }
+    let table = table::render("stage 3 / our runtime", "reqwest + tokio / tokio", &rows);
+    println!("\n{table}");
+    for note in &notes {
+        println!("note: {note}");
+    }
+    if let Some(out) = &opts.out {
+        let page = generated_page(opts, &machine, &table, &notes);
+        std::fs::write(out, page).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        println!("bench: wrote {}", out.display());
+    }
+    Ok(())
+}
+
+/// The stage-3 binary, or `None` (with a note saying why) if there is none.
+fn find_stage3(opts: &Options, me: &Path, notes: &mut Vec<String>) -> Option<PathBuf> {
+    // The bench binary is target/<profile>/deps/compare-HASH.
+    let path = opts.stage3.clone().or_else(|| {
+        me.parent()
+            .and_then(Path::parent)
+            .map(|profile| profile.join("stage3-crawler"))
+    })?;
+    let Ok(built) = path.metadata().and_then(|m| m.modified()) else {
+        notes.push(format!(
+            "stage 3 was not measured: no binary at {}. Build it with \
+             `cargo build --release -p stage3-crawler` (examples/bench/run.sh does).",
+            path.display()
+        ));
+        eprintln!(
+            "bench: WARNING: {}",
+            notes.last().map_or("", String::as_str)
+        );
+        return None;
+    };
+    let root = workspace_root();
+    let sources = ["runtime", "stage1-callbacks", "stage3-crawler"].map(|c| root.join(c));
+    if sources
+        .iter()
+        .any(|dir| newest_mtime(dir).is_some_and(|t| t > built))
+    {
+        notes.push(format!(
+            "{} is older than its sources: these stage-3 numbers may be stale \
+             (examples/bench/run.sh rebuilds it).",
+            path.display()
+        ));
+        eprintln!(
+            "bench: WARNING: {}",
+            notes.last().map_or("", String::as_str)
+        );
+    }
+    Some(path)
+}
+
+/// The newest modification time of any file under `dir`.
+fn newest_mtime(dir: &Path) -> Option<SystemTime> {
+    let mut newest = None;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(t) = entry.metadata().and_then(|m| m.modified()) {
+                newest = newest.max(Some(t));
+            }
+        }
+    }
+    newest
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Ours,
+    Theirs,
+}
+
+/// Alternates the sides: ours first in even rounds, theirs first in odd
+/// ones, so that neither always runs on a machine the other just warmed.
+fn order(round: usize) -> [Side; 2] {
+    if round.is_multiple_of(2) {
+        [Side::Ours, Side::Theirs]
+    } else {
+        [Side::Theirs, Side::Ours]
+    }
+}
+
+fn crawl_rows(
+    workload: &Workload,
+    opts: &Options,
+    me: &Path,
+    stage3: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Row>, String> {
+    let site = DemoSite::start(workload.site.clone()).map_err(|e| format!("demo site: {e}"))?;
+    let expected = crawl::expected_visits(&site);
+    let root = site.url("/");
+    let max_tasks = workload.max_tasks.to_string();
+    println!(
+        "\n({}) {}: {} URLs on {}, max_tasks {}",
+        workload.key,
+        workload.title,
+        expected.len(),
+        site.base_url(),
+        max_tasks
+    );
+    let mut stage3 = stage3.map(Path::to_path_buf);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    // What the demo site (in this process) spent serving each side.
+    let (mut ours_site, mut theirs_site) = (Vec::new(), Vec::new());
+    for round in 0..opts.rounds {
+        for side in order(round) {
+            site.reset_counters();
+            let site_cpu = child::own_cpu();
+            let (name, measured) = match side {
+                Side::Ours => {
+                    let Some(bin) = &stage3 else { continue };
+                    let run = child::run(
+                        measure(me, bin).args([
+                            root.as_str(),
+                            "--max-tasks",
+                            &max_tasks,
+                            "--report",
+                            "json",
+                            "--progress",
+                            "never",
+                            "-q",
+                        ]),
+                        CRAWL_LIMIT,
+                    );
+                    let measured = match run {
+                        Ok(m) => m,
+                        Err(e) => {
+                            notes.push(format!(
+                                "stage 3 was not measured on ({}): it failed to crawl: {e}",
+                                workload.key
+                            ));
+                            eprintln!(
+                                "bench: WARNING: {}",
+                                notes.last().map_or("", String::as_str)
+                            );
+                            stage3 = None;
+                            continue;
+                        }
+                    };
+                    let visits = crawl::parse_stage3_json(&measured.stdout)?;
+                    check(
+                        &format!("stage 3 on ({})", workload.key),
+                        &visits,
+                        &expected,
+                    )?;
+                    ours.push(measured.clone());
+                    ("stage 3   ", measured)
+                }
+                Side::Theirs => {
+                    let measured = child::run(
+                        measure(me, me).args(["child", "comparator", &root, &max_tasks]),
+                        CRAWL_LIMIT,
+                    )
+                    .map_err(|e| format!("the comparator failed: {e}"))?;
+                    let visits = crawl::parse_comparator(&measured.stdout)?;
+                    check(
+                        &format!("the comparator on ({})", workload.key),
+                        &visits,
+                        &expected,
+                    )?;
+                    theirs.push(measured.clone());
+                    ("comparator", measured)
+                }
+            };
+            let site_cpu = child::own_cpu().saturating_sub(site_cpu);
+            match side {
+                Side::Ours => ours_site.push(site_cpu.as_secs_f64()),
+                Side::Theirs => theirs_site.push(site_cpu.as_secs_f64()),
+            }
+            let c = site.counters();
+            println!(
+                "  round {}: {name} {:>6.3} s wall {:>6.3} s CPU {:>5.1} MB peak RSS | \
+                 site: {:.3} s CPU, {} requests, {} connections, peak {} in flight",
+                round + 1,
+                measured.usage.wall.as_secs_f64(),
+                measured.usage.cpu.as_secs_f64(),
+                measured.usage.max_rss as f64 / 1e6,
+                site_cpu.as_secs_f64(),
+                c.requests,
+                c.connections,
+                c.peak_in_flight
+            );
+        }
+    }
+    site.shutdown();
+
+    let med = |runs: &[Measured], f: fn(&Measured) -> f64| {
+        median(&runs.iter().map(f).collect::<Vec<_>>())
+    };
+    let wall = |m: &Measured| m.usage.wall.as_secs_f64();
+    let cpu = |m: &Measured| m.usage.cpu.as_secs_f64();
+    let rss = |m: &Measured| m.usage.max_rss as f64;
+    let (k, title) = (workload.key, workload.title);
+    let wall_target = if workload.site.delay.is_zero() {
+        Target::RatioAtMost(0.3)
+    } else {
+        // Within 10% of the naive bound, and no slower than the comparator.
+        Target::AtMostAndNoWorse(workload.latency_bound_secs() * 1.1)
+    };
+    let cpu_target = workload
+        .site
+        .delay
+        .is_zero()
+        .then_some(Target::RatioAtMost(0.5));
+    Ok(vec![
+        Row {
+            what: format!("({k}) {title}: wall time"),
+            unit: Unit::Secs,
+            ours: med(&ours, wall),
+            theirs: med(&theirs, wall),
+            target: Some(wall_target),
+        },
+        Row {
+            what: format!("({k}) {title}: CPU time"),
+            unit: Unit::Secs,
+            ours: med(&ours, cpu),
+            theirs: med(&theirs, cpu),
+            target: cpu_target,
+        },
+        Row {
+            what: format!("({k}) {title}: peak RSS"),
+            unit: Unit::Megabytes,
+            ours: med(&ours, rss),
+            theirs: med(&theirs, rss),
+            target: None,
+        },
+        Row {
+            what: format!("({k}) demo site's CPU time, same cores"),
+            unit: Unit::Secs,
+            ours: median(&ours_site),
+            theirs: median(&theirs_site),
+            target: None,
+        },
+    ])
+}
+
+/// A command that runs `program` through this binary's launcher role (see
+/// `bench::child`); add the program's arguments.
+fn measure(me: &Path, program: &Path) -> Command {
+    let mut command = Command::new(me);
+    command.args(["child".as_ref(), "measure".as_ref(), program.as_os_str()]);
+    command
+}
+
+/// Aborts the run, loudly, if a crawler did not find exactly the site.
+fn check(who: &str, found: &[Visit], expected: &BTreeSet<Visit>) -> Result<(), String> {
+    crawl::check_visits(who, found, expected).map_err(|e| {
+        format!("{e}\nThe two crawlers must do the same work for the comparison to mean anything.")
+    })
+}
+
+fn micro_rows(opts: &Options, me: &Path) -> Result<Vec<Row>, String> {
+    let n = opts.micro_n();
+    println!("\n(c) runtime micro-benchmarks, n = {n}");
+    let mut rows = Vec::new();
+    for which in Micro::ALL {
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for round in 0..opts.rounds {
+            for side in order(round) {
+                let side_name = if side == Side::Ours { "ours" } else { "tokio" };
+                let measured = child::run(
+                    measure(me, me).args([
+                        "child",
+                        "micro",
+                        side_name,
+                        which.name(),
+                        &n.to_string(),
+                    ]),
+                    MICRO_LIMIT,
+                )
+                .map_err(|e| format!("micro-benchmark {} on {side_name}: {e}", which.name()))?;
+                let result = MicroResult::parse(measured.stdout.trim())?;
+                println!(
+                    "  round {}: {:<5} {:<5} {:>10.1} ({:.1} MB RSS)",
+                    round + 1,
+                    which.name(),
+                    side_name,
+                    result.value,
+                    result.rss as f64 / 1e6
+                );
+                match side {
+                    Side::Ours => ours.push(result),
+                    Side::Theirs => theirs.push(result),
+                }
+            }
+        }
+        let value = |rs: &[MicroResult]| median(&rs.iter().map(|r| r.value).collect::<Vec<_>>());
+        let rss = |rs: &[MicroResult]| median(&rs.iter().map(|r| r.rss as f64).collect::<Vec<_>>());
+        let row = |what: &str, unit, target| Row {
+            what: format!("(c) {what}"),
+            unit,
+            ours: value(&ours),
+            theirs: value(&theirs),
+            target,
+        };
+        match which {
+            Micro::Spawn => rows.push(row("spawn + complete, per task", Unit::Nanos, None)),
+            Micro::Wake => rows.push(row("wake round trip between two tasks", Unit::Nanos, None)),
+            Micro::Queue => rows.push(row("queue put + get, getter waiting", Unit::Nanos, None)),
+            Micro::Idle => {
+                rows.push(row(
+                    "bytes per idle task (future excluded)",
+                    Unit::Bytes,
+                    Some(Target::RatioAtMost(1.0)),
+                ));
+                rows.push(Row {
+                    what: format!("(c) RSS with {n} idle tasks"),
+                    unit: Unit::Megabytes,
+                    ours: rss(&ours),
+                    theirs: rss(&theirs),
+                    target: Some(Target::Below(64e6)),
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+// ---------------------------------------------------------------- the page
+
+/// The Markdown the book includes: when, where and how, then the table.
+fn generated_page(opts: &Options, machine: &Machine, table: &str, notes: &[String]) -> String {
+    let mut page = String::new();
+    page.push_str(
+        "<!-- Written by `examples/bench/run.sh` (cargo bench -p bench). \
+         Do not edit: run it again. -->\n\n",
+    );
+    page.push_str(&format!(
+        "Measured {} on {machine}; commit {}; median of {} rounds{}.\n\n",
+        utc_date(SystemTime::now()),
+        git_commit(),
+        opts.rounds,
+        if opts.quick {
+            " (quick mode: small sizes)"
+        } else {
+            ""
+        }
+    ));
+    page.push_str(table);
+    for note in notes {
+        page.push_str(&format!("\nNote: {note}\n"));
+    }
+    page
+}
+
+fn git_commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(workspace_root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short", "HEAD"]) {
+        Some(commit) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+            Some(changes) if !changes.is_empty() => format!("{commit} with uncommitted changes"),
+            _ => commit,
+        },
+        None => "unknown".into(),
+    }
+}
+
+/// `YYYY-MM-DD` in UTC (Howard Hinnant's `civil_from_days`).
+fn utc_date(time: SystemTime) -> String {
+    let days = time
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the stage-3 crawler in release mode, then runs every benchmark
+# (cargo bench -p bench) with the options given, for example:
+#
+#   examples/bench/run.sh                 full run; writes the book's table
+#   examples/bench/run.sh --quick         small and fast, prints only
+#   examples/bench/run.sh --rounds 9      more rounds
+#   examples/bench/run.sh --help          every option
+#
+# The full run takes a minute or two on a 2-core machine. Run it on an idle
+# machine: anything else running skews the numbers.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo build --release -p stage3-crawler
+cargo bench -p bench -- "$@"

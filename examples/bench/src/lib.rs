@@ -1,0 +1,26 @@
+//! The benchmark harness: our stage-3 crawler against the crawler a Rust
+//! developer would otherwise write (tokio + reqwest), and our runtime against
+//! tokio on a few micro-benchmarks.
+//!
+//! Everything that needs tokio lives in the bench target
+//! (`benches/compare/`), because tokio may only be a dev-dependency. This
+//! library holds the runtime-independent parts, which the bench target and the
+//! smoke test share:
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`child`] | running one measurement in a fresh child process: wall time, CPU time and peak RSS from `wait4` |
+//! | [`crawl`] | the two crawl workloads, and checking that a crawler found exactly the demo site's URLs |
+//! | [`micro`] | the micro-benchmarks, on our runtime, and the pieces the tokio side shares |
+//! | [`machine`] | what the numbers were measured on |
+//! | [`stats`] | medians |
+//! | [`table`] | the results table, as Markdown |
+//!
+//! Run everything with `examples/bench/run.sh` (see the README).
+
+pub mod child;
+pub mod crawl;
+pub mod machine;
+pub mod micro;
+pub mod stats;
+pub mod table;
