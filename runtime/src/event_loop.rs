@@ -329,6 +329,9 @@ impl EventLoop {
     // ANCHOR_END: dispatch
 
     fn fire_due_timers(&mut self) -> usize {
+        if self.timers.is_empty() {
+            return 0; // spare the clock read on the busiest path
+        }
         let now = Instant::now();
         let mut fired = 0;
         // One at a time: a timer callback may set or cancel other timers.

@@ -7,7 +7,7 @@
 //! [`crate::reactor`]) are ordinary event-loop callbacks that call `wake()`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::io;
@@ -27,6 +27,12 @@ use crate::waker::{RunQueue, TaskId, TaskWaker};
 /// up from 1.
 const MAIN: TaskId = 0;
 
+/// How many batches of ready tasks may run before the loop looks at I/O
+/// again. A chain of wakes (a queue handing items from task to task) then
+/// costs no system call per hop, while a task that wakes itself forever still
+/// cannot keep the loop from its sockets and timers for long.
+const BATCHES_PER_TURN: usize = 64;
+
 thread_local! {
     /// The runtime whose `block_on` is running on this thread. `spawn`,
     /// `sleep` and the sockets find it here, as asyncio's coroutines find
@@ -40,6 +46,8 @@ pub(crate) struct Inner {
     tasks: RefCell<HashMap<TaskId, Rc<dyn Runnable>>>,
     queue: Arc<RunQueue>,
     next_id: Cell<TaskId>,
+    /// The batch being run, kept between batches to reuse its allocation.
+    batch: Cell<VecDeque<TaskId>>,
 }
 // ANCHOR_END: inner
 
@@ -59,6 +67,7 @@ impl Runtime {
                 tasks: RefCell::new(HashMap::new()),
                 queue,
                 next_id: Cell::new(MAIN + 1),
+                batch: Cell::new(VecDeque::new()),
             }),
         })
     }
@@ -93,7 +102,15 @@ impl Runtime {
                     return Ok(output);
                 }
             }
+            // One batch always runs, even when the main future is ready
+            // again, so that it cannot starve the tasks by waking itself.
             self.inner.run_ready_tasks();
+            for _ in 1..BATCHES_PER_TURN {
+                if main.is_scheduled() || self.inner.queue.is_empty() {
+                    break;
+                }
+                self.inner.run_ready_tasks();
+            }
             // Somebody is ready to run: just look at I/O without sleeping.
             // Otherwise sleep until an event, a timer, or a wake from another
             // thread.
@@ -172,7 +189,9 @@ impl Inner {
     // ANCHOR: run_ready_tasks
     /// Steps every task that was ready when the batch began.
     fn run_ready_tasks(&self) {
-        for id in self.queue.take_batch() {
+        let mut batch = self.batch.take();
+        self.queue.take_batch(&mut batch);
+        for id in batch.drain(..) {
             if id == MAIN {
                 continue; // block_on polls the main future itself
             }
@@ -185,6 +204,7 @@ impl Inner {
                 self.tasks.borrow_mut().remove(&id);
             }
         }
+        self.batch.set(batch);
     }
     // ANCHOR_END: run_ready_tasks
 }
@@ -227,6 +247,20 @@ pub(crate) fn no_runtime() -> io::Error {
 pub fn dump_tasks() -> Option<String> {
     current().map(|inner| format!("{:#?}", Tasks(&inner)))
 }
+
+/// Prints [`dump_tasks`] to stderr. Meant for debuggers, which cannot call
+/// a function that returns a `String`: `call runtime::executor::debug_dump_tasks()`.
+pub fn debug_dump_tasks() {
+    eprintln!(
+        "{}",
+        dump_tasks().unwrap_or_else(|| "no runtime is running on this thread".into())
+    );
+}
+
+/// Keeps `debug_dump_tasks` in every binary that links the runtime, although
+/// no code calls it, so that a debugger can.
+#[used]
+static KEEP_DEBUG_DUMP_TASKS: fn() = debug_dump_tasks;
 
 struct Tasks<'a>(&'a Inner);
 
@@ -343,6 +377,20 @@ mod tests {
         })
         .unwrap();
         assert_eq!(out, (1, Err(JoinError::Cancelled)));
+    }
+
+    #[test]
+    fn a_main_future_that_keeps_waking_itself_does_not_starve_tasks() {
+        let ran = Rc::new(Cell::new(false));
+        let theirs = ran.clone();
+        let out = run_until_complete(crate::time::timeout(Duration::from_secs(30), async move {
+            spawn(async move { theirs.set(true) });
+            while !ran.get() {
+                yield_now().await;
+            }
+        }))
+        .unwrap();
+        assert_eq!(out, Ok(()));
     }
 
     #[test]

@@ -174,7 +174,11 @@ impl<F: Future + 'static> Runnable for Task<F> {
     // ANCHOR_END: step
 
     fn state(&self) -> TaskState {
-        self.state.get()
+        match self.state.get() {
+            // Woken since its last poll: it is back in the run queue.
+            TaskState::Waiting if self.waker.is_scheduled() => TaskState::Scheduled,
+            state => state,
+        }
     }
 
     // ANCHOR: cancel

@@ -61,10 +61,15 @@ impl RunQueue {
         }
     }
 
-    /// Takes every id queued so far. Tasks woken while these run wait for the
-    /// next batch, after the loop has looked at I/O again.
-    pub(crate) fn take_batch(&self) -> VecDeque<TaskId> {
-        std::mem::take(&mut *self.ready.lock().unwrap_or_else(PoisonError::into_inner))
+    /// Moves every id queued so far into `batch`, which must be empty. Tasks
+    /// woken while these run go into the next batch. Swapping, rather than
+    /// taking, keeps both deques' allocations for reuse.
+    pub(crate) fn take_batch(&self, batch: &mut VecDeque<TaskId>) {
+        debug_assert!(batch.is_empty());
+        std::mem::swap(
+            &mut *self.ready.lock().unwrap_or_else(PoisonError::into_inner),
+            batch,
+        );
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -163,10 +168,14 @@ mod tests {
         waker.wake_by_ref();
         let clone = waker.clone();
         clone.wake();
-        assert_eq!(queue.take_batch(), [7]);
+        let mut batch = VecDeque::new();
+        queue.take_batch(&mut batch);
+        assert_eq!(batch, [7]);
+        batch.clear();
         assert!(task.take_scheduled());
         waker.wake();
-        assert_eq!(queue.take_batch(), [7]);
+        queue.take_batch(&mut batch);
+        assert_eq!(batch, [7]);
     }
 
     #[test]
@@ -182,6 +191,8 @@ mod tests {
         poll.poll(&mut events, Some(std::time::Duration::from_secs(10)))
             .unwrap();
         assert_eq!(events.iter().next().map(|e| e.token()), Some(mio::Token(0)));
-        assert_eq!(queue.take_batch(), [1]);
+        let mut batch = VecDeque::new();
+        queue.take_batch(&mut batch);
+        assert_eq!(batch, [1]);
     }
 }
