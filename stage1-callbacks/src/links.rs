@@ -8,9 +8,14 @@
 //!
 //! All three stages share these rules, so they crawl the same set of URLs.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 
 use html5ever::tendril::TendrilSink;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{
+    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
 use html5ever::{ParseOpts, local_name, ns, parse_document};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 use url::Url;
@@ -26,7 +31,92 @@ pub fn extract_links(html: &str, page_url: &Url) -> Vec<Url> {
     // `dom` stays alive until the end of this function: dropping it would
     // detach the children of the nodes we walk (see design.md).
     let hrefs = hrefs_in_order(&dom.document);
+    resolve_all(&hrefs, page_url)
+}
+// ANCHOR_END: extract_links
 
+// ANCHOR: scan_links
+/// The same links as [`extract_links`], found by html5ever's tokenizer
+/// alone, without building a tree.
+///
+/// A crawler needs tags and attributes, not a document: the tree costs about
+/// as much again as the tokenizing, and the tree builder slows down sharply
+/// on deeply nested markup, which a hostile page can send. Stage 3 uses this.
+/// The one thing the tree builder did for us that we must now do ourselves is
+/// tell the tokenizer where raw text starts, so that an `href` written inside
+/// a `<script>`, `<style>` or `<title>` is not taken for a tag.
+pub fn scan_links(html: &str, page_url: &Url) -> Vec<Url> {
+    let tokenizer = Tokenizer::new(HrefSink::default(), TokenizerOpts::default());
+    let input = BufferQueue::default();
+    input.push_back(html.into());
+    // The sink never asks to stop (no `<script>` is run), so `feed` consumes
+    // everything; `end` flushes the last token.
+    let _ = tokenizer.feed(&input);
+    tokenizer.end();
+    resolve_all(&tokenizer.sink.hrefs.take(), page_url)
+}
+
+/// Collects hrefs from start tags, and switches the tokenizer into the raw
+/// text states that the HTML tree builder would select.
+#[derive(Default)]
+struct HrefSink {
+    hrefs: RefCell<Vec<Href>>,
+    /// Inside `<svg>` or `<math>`, where `<style>` and `<title>` are ordinary
+    /// elements.
+    foreign_depth: Cell<usize>,
+}
+
+impl TokenSink for HrefSink {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        let Token::TagToken(tag) = token else {
+            return TokenSinkResult::Continue;
+        };
+        let foreign = matches!(tag.name, local_name!("svg") | local_name!("math"));
+        if tag.kind == TagKind::EndTag {
+            if foreign {
+                self.foreign_depth
+                    .set(self.foreign_depth.get().saturating_sub(1));
+            }
+            return TokenSinkResult::Continue;
+        }
+        if let Some(attr) = tag
+            .attrs
+            .iter()
+            .find(|attr| attr.name.ns == ns!() && attr.name.local == local_name!("href"))
+        {
+            self.hrefs.borrow_mut().push(Href {
+                value: attr.value.to_string(),
+                is_base: tag.name == local_name!("base") && self.foreign_depth.get() == 0,
+            });
+        }
+        if foreign && !tag.self_closing {
+            self.foreign_depth.set(self.foreign_depth.get() + 1);
+        }
+        if self.foreign_depth.get() > 0 {
+            return TokenSinkResult::Continue;
+        }
+        match tag.name {
+            local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
+            local_name!("style")
+            | local_name!("xmp")
+            | local_name!("iframe")
+            | local_name!("noembed")
+            | local_name!("noframes")
+            | local_name!("noscript") => TokenSinkResult::RawData(RawKind::Rawtext),
+            local_name!("title") | local_name!("textarea") => {
+                TokenSinkResult::RawData(RawKind::Rcdata)
+            }
+            local_name!("plaintext") => TokenSinkResult::Plaintext,
+            _ => TokenSinkResult::Continue,
+        }
+    }
+}
+// ANCHOR_END: scan_links
+
+/// The link rules proper, shared by both ways of finding hrefs.
+fn resolve_all(hrefs: &[Href], page_url: &Url) -> Vec<Url> {
     // `<base href>` changes how every other link resolves. Its own href is
     // resolved against the page URL, as the HTML standard says.
     let base = hrefs
@@ -37,7 +127,7 @@ pub fn extract_links(html: &str, page_url: &Url) -> Vec<Url> {
 
     let mut seen = HashSet::new();
     let mut links = Vec::new();
-    for href in &hrefs {
+    for href in hrefs {
         let against = if href.is_base { page_url } else { &base };
         let Some(url) = resolve(against, &href.value) else {
             continue;
@@ -48,7 +138,6 @@ pub fn extract_links(html: &str, page_url: &Url) -> Vec<Url> {
     }
     links
 }
-// ANCHOR_END: extract_links
 
 // ANCHOR: same_host
 /// Same scheme-independent host and same port (`port_or_known_default`).
@@ -113,12 +202,38 @@ mod tests {
         links_at(PAGE, html)
     }
 
+    /// The links the tree walk finds, after checking that the tokenizer
+    /// finds exactly the same: every test below is a test of both.
     fn links_at(page: &str, html: &str) -> Vec<String> {
         let page = Url::parse(page).unwrap();
-        extract_links(html, &page)
-            .into_iter()
-            .map(String::from)
-            .collect()
+        let from_tree = extract_links(html, &page);
+        assert_eq!(
+            scan_links(html, &page),
+            from_tree,
+            "tokenizer and tree disagree"
+        );
+        from_tree.into_iter().map(String::from).collect()
+    }
+
+    #[test]
+    fn raw_text_and_foreign_content_agree() {
+        let html = r#"<title><a href="/t">no</a></title>
+            <script>var s = '<a href="/s">no</a>';</script>
+            <style>a[href="/st"] {}</style>
+            <textarea><a href="/ta">no</a></textarea>
+            <noscript><a href="/ns">no</a></noscript>
+            <svg><style><a href="/svg-style">yes</a></style><a href="/svg-a">yes</a></svg>
+            <math><title><a href="/math-title">yes</a></title></math>
+            <a href="/after">yes</a>"#;
+        assert_eq!(
+            links(html),
+            [
+                "http://example.com/svg-style",
+                "http://example.com/svg-a",
+                "http://example.com/math-title",
+                "http://example.com/after"
+            ]
+        );
     }
 
     #[test]

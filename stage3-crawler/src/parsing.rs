@@ -35,10 +35,11 @@ pub struct ParsedPage {
 /// Decodes `body` (see [`crate::charset`]) and extracts its links, resolved
 /// against `<base href>` or `page_url`, fragments dropped, http(s) only,
 /// without duplicates, in page order. The link rules are stage 1's, shared
-/// by every stage.
+/// by every stage; stage 3 finds the hrefs with the tokenizer alone
+/// (`scan_links`), which skips building a tree it would only walk once.
 pub fn parse_page(body: &[u8], header_charset: Option<&str>, page_url: &Url) -> ParsedPage {
     let decoded = decode(body, header_charset);
-    let links = stage1_callbacks::links::extract_links(&decoded.text, page_url);
+    let links = stage1_callbacks::links::scan_links(&decoded.text, page_url);
     ParsedPage {
         encoding: decoded.encoding,
         links,
