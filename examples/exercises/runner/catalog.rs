@@ -1,0 +1,364 @@
+//! The exercises: one entry each, the single source of what the runner
+//! prints. README.md and the book's appendix say the same things in prose;
+//! the tests at the bottom check that they list the same exercises.
+
+/// One exercise.
+pub struct Exercise {
+    /// "01" to "16".
+    pub number: &'static str,
+    /// The module name without the `exNN_` prefix.
+    pub slug: &'static str,
+    pub title: &'static str,
+    /// 1 to 3 stars.
+    pub stars: u8,
+    /// The book chapter it belongs to (a file in book/src/).
+    pub chapter: &'static str,
+    pub goal: &'static str,
+    pub hint: &'static str,
+}
+
+impl Exercise {
+    /// `ex04_state_machine`: the module, the file stem and the test prefix.
+    pub fn module(&self) -> String {
+        format!("ex{}_{}", self.number, self.slug)
+    }
+
+    /// The file the learner edits, from the repository root.
+    pub fn starter_path(&self) -> String {
+        format!("examples/exercises/src/{}.rs", self.module())
+    }
+
+    pub fn solution_path(&self) -> String {
+        format!("examples/exercises/solutions/{}.rs", self.module())
+    }
+
+    pub fn tests_path(&self) -> String {
+        format!("examples/exercises/tests/check/{}.rs", self.module())
+    }
+
+    /// "★★".
+    pub fn difficulty(&self) -> String {
+        "★".repeat(usize::from(self.stars))
+    }
+
+    /// The chapter's title, as the book's SUMMARY.md gives it.
+    pub fn chapter_title(&self) -> &'static str {
+        match self.chapter {
+            "callbacks.md" => "Programming With Callbacks",
+            "how-futures-work.md" => "How Rust Futures Work",
+            "building-coroutines.md" => "Building Coroutines With Futures",
+            "factoring-with-await.md" => "Factoring With .await",
+            "coordinating-coroutines.md" => "Coordinating Coroutines",
+            other => other,
+        }
+    }
+
+    /// The heading of its entry in the book's appendix.
+    pub fn heading(&self) -> String {
+        format!("Exercise {}: {}", self.number, self.title)
+    }
+
+    /// The id mdBook gives that heading: lower case, spaces to dashes,
+    /// punctuation dropped.
+    pub fn anchor(&self) -> String {
+        self.heading()
+            .chars()
+            .filter_map(|c| match c {
+                c if c.is_alphanumeric() || c == '-' => Some(c.to_ascii_lowercase()),
+                c if c.is_whitespace() => Some('-'),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Finds an exercise by number: "4", "04" and "ex04" all work.
+pub fn find(number: &str) -> Option<&'static Exercise> {
+    let digits = number.trim_start_matches("ex");
+    let n: u32 = digits.parse().ok()?;
+    EXERCISES
+        .iter()
+        .find(|e| e.number.parse::<u32>().ok() == Some(n))
+}
+
+pub static EXERCISES: &[Exercise] = &[
+    Exercise {
+        number: "01",
+        slug: "echo_callbacks",
+        title: "Talk and listen at once, with callbacks",
+        stars: 2,
+        chapter: "callbacks.md",
+        goal: "Send two megabytes through an echo peer from event-loop callbacks: keep writing after partial writes, and read the echo while you write, or both sides deadlock.",
+        hint: "Keep `sent` in `Echo` and write `&data[sent..]` in a loop until it returns `WouldBlock`; then, in the same callback, go on to read until `WouldBlock`. Shut down the write half once, when `sent == data.len()` (a `shut` flag). Each callback must drain both directions, because mio reports changes, not levels: stop early and the next event may never come.",
+    },
+    Exercise {
+        number: "02",
+        slug: "retry_refused",
+        title: "Try again later, with a timer callback",
+        stars: 2,
+        chapter: "callbacks.md",
+        goal: "Retry a refused connection after a delay with `EventLoop::call_later`, up to `max_tries` attempts, without ever blocking the loop.",
+        hint: "In `attempt`'s error branch: if `e.kind() == ConnectionRefused && tries < retry.max_tries`, call `el.call_later(retry.delay, move |el| attempt(el, addr, retry, tries + 1, on_attempt, on_done))`; otherwise call `on_done`. The callbacks move into the timer's closure: between attempts, that closure is where the state lives.",
+    },
+    Exercise {
+        number: "03",
+        slug: "limit_fetchers",
+        title: "At most N fetchers at a time",
+        stars: 2,
+        chapter: "callbacks.md",
+        goal: "Cap how many callback fetches run at once: queue the rest first come first served, and start the next one when a slot is released.",
+        hint: "Add `waiting: VecDeque<Job>` to `State`. In `submit`, push the boxed job when `running >= max`. In `Slot::release`, pop the front job and call it with a new `Slot` (the running count stays the same: the slot changes hands); only when nobody waits, decrement `running`. End every `borrow_mut()` before you call a job, because the job may call `submit` or `release`.",
+    },
+    Exercise {
+        number: "04",
+        slug: "state_machine",
+        title: "Write the state machine that async fn writes",
+        stars: 2,
+        chapter: "how-futures-work.md",
+        goal: "Hand-write the enum and `Future::poll` for an `async fn` with three `.await`s (connect, send, receive), returning the same bytes.",
+        hint: "Variants `Connecting { stream, request }`, `Sending { stream, request, sent }`, `Receiving { stream, response }`. In `poll`, loop: take the state with `mem::replace(&mut *self, Get::Done)`, match it, and either build the next state or, on `Pending`, put the state back and return. Use `TcpStream::start_connect`, `poll_connect`, `poll_write` and `poll_read` (a read of 0 bytes is the end).",
+    },
+    Exercise {
+        number: "05",
+        slug: "raw_waker",
+        title: "A Waker by hand, from a RawWakerVTable",
+        stars: 2,
+        chapter: "how-futures-work.md",
+        goal: "Build a `Waker` from a data pointer and four `unsafe fn`s, with `// SAFETY:` comments, keeping the `Arc`'s count exact through clone, wake, wake_by_ref and drop.",
+        hint: "Data: `Arc::into_raw(signal).cast::<()>()`. clone: `Arc::increment_strong_count`, then a `RawWaker` with the same data and vtable. wake: `Arc::from_raw` takes the count over and the end of the function drops it; call `signal.wake()` in between. wake_by_ref: borrow with `&*data.cast::<Signal>()`. drop: `Arc::decrement_strong_count`. The vtable is a `static RawWakerVTable`.",
+    },
+    Exercise {
+        number: "06",
+        slug: "callback_future",
+        title: "Turn a callback API into a future",
+        stars: 2,
+        chapter: "building-coroutines.md",
+        goal: "Make a `sleep` future out of the event loop's `call_later` callback: pending until the timer fires, waking the latest waker, cancelling its timer when dropped.",
+        hint: "Keep `Option<(TimerId, chapter_future::Future<()>)>`. First poll: make the chapter Future, `call_later(delay, move |_| { let _ = f.set_result(()); })`, and store the id. Every poll: `Pin::new(&mut f).poll(cx)`, which stores the latest waker. `Drop`: if `!f.is_done()`, `try_borrow_mut()` the loop and `cancel_timer(id)`.",
+    },
+    Exercise {
+        number: "07",
+        slug: "task_tracker",
+        title: "Which tasks are waiting, and on what",
+        stars: 3,
+        chapter: "building-coroutines.md",
+        goal: "Spawn named tasks and label what they wait on, so that a report says `task 1 fetch /a: waiting on read response` for every task.",
+        hint: "A `thread_local!` holding the id of the task being polled, and a wrapper future with the id (set right after `runtime::spawn` returns the handle, before the first poll), the shared table and `Pin<Box<F>>`. Around the inner poll: mark Running, set the thread-local, poll, restore it; Pending and still Running means Waiting with no label. `waiting_on` is a `poll_fn` that, when its future is pending and the entry is still Running, sets Waiting(label): the innermost gets there first. An unfinished wrapper that is dropped was cancelled.",
+    },
+    Exercise {
+        number: "08",
+        slug: "task_group",
+        title: "Cancel what you spawned",
+        stars: 1,
+        chapter: "building-coroutines.md",
+        goal: "Tie tasks to a group's lifetime: dropping the group cancels them, and the server sees their sockets close.",
+        hint: "`for handle in &self.handles { handle.cancel() }`, in `cancel_all` and in `impl<T> Drop for TaskGroup<T>`. Cancelling a finished task does nothing, so there is nothing to check. Cancelling drops the task's future, and with it the socket the future owns.",
+    },
+    Exercise {
+        number: "09",
+        slug: "read_framing",
+        title: "Factor a response reader out of fill",
+        stars: 2,
+        chapter: "factoring-with-await.md",
+        goal: "Read keep-alive HTTP/1.1 responses with `.await`: `read_head` and `read_body` built on one `fill`, leaving the next response's bytes in the buffer.",
+        hint: "`read_head`: loop { parse `&self.buf` with `httparse::Response::parse`; `Complete(n)`: read the status and `Content-Length`, `self.buf.drain(..n)`, return; `Partial`: `if self.fill().await? == 0` it is `UnexpectedEof` }. A `Transfer-Encoding` header is `InvalidData`, \"chunked bodies are not supported\". `read_body(len)`: `fill` until `buf.len() >= len`, then `buf.drain(..len).collect()`.",
+    },
+    Exercise {
+        number: "10",
+        slug: "select",
+        title: "Race two futures",
+        stars: 1,
+        chapter: "factoring-with-await.md",
+        goal: "Write `select(a, b)`: run two futures in one task and return the first output, dropping the loser.",
+        hint: "`pin!` both, then `poll_fn(|cx| ...)`: poll `a`, and if it is ready return `Left`; poll `b`, and if it is ready return `Right`; else `Pending`. Both futures keep the same waker, so either can wake the task. Returning drops both pinned futures, which cancels the loser.",
+    },
+    Exercise {
+        number: "11",
+        slug: "semaphore",
+        title: "A semaphore on the runtime",
+        stars: 2,
+        chapter: "coordinating-coroutines.md",
+        goal: "Write an async semaphore: fair (first come first served), with no barging past a woken waiter, and safe when a woken waiter is cancelled.",
+        hint: "A `VecDeque<(id, Waker)>` of waiters and a list of ids that were granted a permit. `release`: if someone waits, move their id to granted and wake them; else `permits += 1`. `Acquire::poll`: on the first poll take a free permit only if nobody waits, else join the line; later polls look for their id among the granted. `Drop for Acquire`: leave the line, and if granted but never polled, `release()` again.",
+    },
+    Exercise {
+        number: "12",
+        slug: "host_limit",
+        title: "A per-host concurrency limit",
+        stars: 2,
+        chapter: "coordinating-coroutines.md",
+        goal: "Limit requests per host for stage 3's workers, with a semaphore per host (exercise 11) that is forgotten when the host goes idle.",
+        hint: "A map from host key to `Host { semaphore, active }`. `acquire`: get or insert the host's semaphore, clone it, end the borrow, `semaphore.acquire().await`, then count it active. Keep the semaphore's `Permit` in an `Option` in `HostPermit`. In `Drop`: drop the permit first, then remove the host if `active == 0`, nobody waits and every permit is back.",
+    },
+    Exercise {
+        number: "13",
+        slug: "depth_limit",
+        title: "A depth limit that is exact under concurrency",
+        stars: 2,
+        chapter: "coordinating-coroutines.md",
+        goal: "Crawl only URLs within `max_depth` links of the root, with each URL's true (shortest) depth, however the workers' fetches interleave.",
+        hint: "Crawl one depth at a time: put every URL of depth d on the queue, `q.join().await`, then make the links found meanwhile (marked seen as they are found) the next depth. Workers record the depth being crawled, and at `max_depth` they collect no links.",
+    },
+    Exercise {
+        number: "14",
+        slug: "robots_txt",
+        title: "Honour robots.txt",
+        stars: 2,
+        chapter: "coordinating-coroutines.md",
+        goal: "Parse robots.txt (groups, Allow and Disallow, `*` and `$`), decide URLs by the longest matching rule, and fetch it with the right reading of 4xx and 5xx.",
+        hint: "Line by line: drop `#...`, split at the first `:`, lower-case the key. User-agent lines collect agents; rules after them belong to those agents; a User-agent line after a rule starts a new group. Keep our rules and the `*` rules apart; use ours if a group named us. Match: strip a final `$`, split at `*`: the first piece is a prefix, the others are found in order. Pick with `max_by_key(|r| (r.pattern.len(), r.allow))`.",
+    },
+    Exercise {
+        number: "15",
+        slug: "backoff",
+        title: "Retry with exponential backoff and jitter",
+        stars: 2,
+        chapter: "coordinating-coroutines.md",
+        goal: "Space retries out: a ceiling that doubles up to a maximum without overflow, a full-jitter draw below it, and a retrying GET that sleeps on the runtime.",
+        hint: "`ceiling`: start at `base.min(max)` and double with `saturating_mul(2)` once per failure after the first, stopping at `max` (or at zero). `delay`: `self.ceiling(failures).mul_f64(rng.next_f64())`. `get_with_retry`: loop; on a retryable error with tries left, push `backoff.delay(tries, rng)` onto `waits` and `runtime::sleep(wait).await`.",
+    },
+    Exercise {
+        number: "16",
+        slug: "graceful_shutdown",
+        title: "Shut down gracefully on Ctrl-C",
+        stars: 2,
+        chapter: "coordinating-coroutines.md",
+        goal: "On Ctrl-C, let fetches in progress finish, start no new ones, and report what was abandoned, with the queue's `join` still ending the crawl.",
+        hint: "Two checks of `self.shutdown.is_triggered()`: in `work`, right after `get` (record the URL in `abandoned`, call `task_done`, `continue`; without the `task_done`, `join` waits forever), and at the top of `add_url` (queue nothing). Fetches already in progress need no code: they finish on their own.",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    fn repo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    fn read(path: &str) -> String {
+        std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn numbers_are_consecutive_and_files_exist() {
+        for (i, e) in EXERCISES.iter().enumerate() {
+            assert_eq!(e.number, format!("{:02}", i + 1));
+            assert!((1..=3).contains(&e.stars), "{}", e.number);
+            for path in [e.starter_path(), e.solution_path(), e.tests_path()] {
+                assert!(repo().join(&path).is_file(), "missing {path}");
+            }
+            assert!(
+                repo().join("book/src").join(e.chapter).is_file(),
+                "{}",
+                e.chapter
+            );
+            let header = format!("//! Exercise {} {}: ", e.number, e.difficulty());
+            for path in [e.starter_path(), e.solution_path()] {
+                assert!(
+                    read(&path).starts_with(&header),
+                    "{path} should start with {header:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_lib_and_the_test_harness_list_every_exercise() {
+        let lib = read("examples/exercises/src/lib.rs");
+        let harness = read("examples/exercises/tests/check/main.rs");
+        for e in EXERCISES {
+            let module = e.module();
+            assert!(
+                lib.contains(&format!(
+                    "#[cfg_attr(feature = \"solutions\", path = \"../solutions/{module}.rs\")]\npub mod {module};"
+                )),
+                "src/lib.rs must declare {module} with its solution path"
+            );
+            assert!(
+                harness.contains(&format!("mod {module};")),
+                "tests/check/main.rs: {module}"
+            );
+        }
+    }
+
+    #[test]
+    fn titles_make_plain_anchors() {
+        assert_eq!(
+            find("1").map(Exercise::anchor).as_deref(),
+            Some("exercise-01-talk-and-listen-at-once-with-callbacks")
+        );
+        for e in EXERCISES {
+            assert!(
+                e.title
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || " ,-.".contains(c)),
+                "keep titles to letters, digits, spaces and , - . so that mdBook and book/check-listings agree on the anchor: {}",
+                e.title
+            );
+        }
+    }
+
+    #[test]
+    fn find_accepts_every_spelling() {
+        assert_eq!(find("4").map(|e| e.slug), Some("state_machine"));
+        assert_eq!(find("04").map(|e| e.slug), Some("state_machine"));
+        assert_eq!(find("ex04").map(|e| e.slug), Some("state_machine"));
+        assert!(find("99").is_none());
+        assert!(find("four").is_none());
+    }
+
+    #[test]
+    fn the_readme_table_matches() {
+        let readme = read("examples/exercises/README.md");
+        for e in EXERCISES {
+            let row = format!(
+                "| {} | {} | {} | [{}](../../book/src/{}) | [`src/{}.rs`](src/{}.rs) | `cargo run -p exercises -- check {}` |",
+                e.number,
+                e.title,
+                e.difficulty(),
+                e.chapter_title(),
+                e.chapter,
+                e.module(),
+                e.module(),
+                e.number
+            );
+            assert!(readme.contains(&row), "README.md is missing the row\n{row}");
+        }
+    }
+
+    #[test]
+    fn the_book_lists_every_exercise() {
+        let appendix = read("book/src/appendix/exercises.md");
+        for e in EXERCISES {
+            let include = format!(
+                "{{{{#include ../../../examples/exercises/solutions/{}.rs}}}}",
+                e.module()
+            );
+            assert!(appendix.contains(&include), "appendix: {include}");
+            assert!(
+                appendix.contains(&format!("## {}\n", e.heading())),
+                "appendix: ## {}",
+                e.heading()
+            );
+            assert!(
+                appendix.contains(e.goal),
+                "appendix: the goal of {}",
+                e.number
+            );
+            assert!(
+                appendix.contains(e.hint),
+                "appendix: the hint of {}",
+                e.number
+            );
+            let fragment = read(&format!("book/src/exercises/{}", e.chapter));
+            assert!(
+                fragment.contains(&format!("(appendix/exercises.md#{})", e.anchor())),
+                "book/src/exercises/{} must link exercise {}",
+                e.chapter,
+                e.number
+            );
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Building the test binary once and running it, one exercise at a time,
+//! with a time limit.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::libtest::{self, Results};
+
+/// How long one exercise's tests may run. Each test guards itself at 30 s
+/// (see tests/check/common.rs); this catches what the guard cannot, such
+/// as a test blocked outside the runtime.
+const RUN_LIMIT: Duration = Duration::from_secs(90);
+
+/// Which code the tests run against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// src/exNN_*.rs: the learner's files.
+    Starter,
+    /// solutions/exNN_*.rs.
+    Solution,
+}
+
+impl Side {
+    fn features(self) -> &'static str {
+        match self {
+            Side::Starter => "check",
+            Side::Solution => "check,solutions",
+        }
+    }
+}
+
+/// The exercises' test binary, built for one side.
+pub struct TestBinary {
+    path: PathBuf,
+    /// Every test it holds.
+    tests: Vec<String>,
+}
+
+/// The exercises crate's directory.
+pub fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the test binary for `side` and lists its tests. Compiler
+/// messages go to the terminal as cargo renders them. Fails with a
+/// sentence that says what went wrong.
+pub fn build(side: Side) -> Result<TestBinary, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "test",
+            "--quiet",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .arg("--manifest-path")
+        .arg(crate_dir().join("Cargo.toml"))
+        .args(["--features", side.features(), "--test", "check"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the exercises do not compile ({side:?} side): fix the errors above first"
+        ));
+    }
+    let path = executable(&String::from_utf8_lossy(&output.stdout))
+        .ok_or("cargo built the tests but did not say where the test binary is")?;
+    let list = Command::new(&path)
+        .args(["--list", "--format", "terse"])
+        .output()
+        .map_err(|e| format!("could not run {}: {e}", path.display()))?;
+    let tests = libtest::parse_list(&String::from_utf8_lossy(&list.stdout));
+    Ok(TestBinary { path, tests })
+}
+
+/// The test binary's path, from cargo's JSON messages.
+fn executable(json_lines: &str) -> Option<PathBuf> {
+    json_lines
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|msg| msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "check")
+        .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+}
+
+impl TestBinary {
+    /// The tests of the exercise whose module is `module`.
+    pub fn tests_of(&self, module: &str) -> Vec<String> {
+        let prefix = format!("{module}::");
+        self.tests
+            .iter()
+            .filter(|t| t.starts_with(&prefix))
+            .cloned()
+            .collect()
+    }
+
+    /// Every module that has tests.
+    pub fn modules(&self) -> Vec<String> {
+        let mut modules: Vec<String> = self
+            .tests
+            .iter()
+            .filter_map(|t| t.split_once("::").map(|(m, _)| m.to_string()))
+            .filter(|m| m != "common")
+            .collect();
+        modules.dedup();
+        modules
+    }
+
+    /// Runs the tests of `module` and reads their outcomes.
+    pub fn run(&self, module: &str) -> Result<Results, String> {
+        let expected = self.tests_of(module);
+        let child = Command::new(&self.path)
+            .arg(format!("{module}::"))
+            // The panic message is what a learner needs; a backtrace of
+            // the test harness is not.
+            .env("RUST_BACKTRACE", "0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("could not run {}: {e}", self.path.display()))?;
+        let output = wait_with_limit(child, RUN_LIMIT)
+            .map_err(|e| format!("running {}: {e}", self.path.display()))?;
+        Ok(libtest::parse_run(&output, &expected))
+    }
+}
+
+/// Collects a child's output until it exits, killing it at `limit`.
+fn wait_with_limit(mut child: Child, limit: Duration) -> io::Result<String> {
+    // Read both pipes on threads, so that a chatty child never blocks on a
+    // full pipe while we wait for it.
+    let readers: Vec<_> = [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|mut pipe| {
+        thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = pipe.read_to_end(&mut text);
+            text
+        })
+    })
+    .collect();
+    let deadline = Instant::now() + limit;
+    while child.try_wait()?.is_none() {
+        if Instant::now() >= deadline {
+            // Killing is the point here; the tests it cuts short are
+            // reported as unfinished.
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let mut text = Vec::new();
+    for reader in readers {
+        text.extend(reader.join().unwrap_or_default());
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_executable_is_found_in_cargos_messages() {
+        let messages = r#"{"reason":"compiler-artifact","target":{"name":"exercises"},"executable":null}
+{"reason":"compiler-artifact","target":{"name":"check"},"executable":"/t/debug/deps/check-abc"}
+{"reason":"build-finished","success":true}"#;
+        assert_eq!(
+            executable(messages),
+            Some(PathBuf::from("/t/debug/deps/check-abc"))
+        );
+        assert_eq!(executable("not json\n"), None);
+    }
+
+    #[test]
+    fn a_child_that_outlives_its_limit_is_killed() {
+        let child = Command::new("sh")
+            .args(["-c", "echo started; exec sleep 600"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Returning at all is the proof of the kill: the child would
+        // otherwise run for ten minutes.
+        let output = wait_with_limit(child, Duration::from_millis(200)).unwrap();
+        // Whatever it printed before the kill is kept (on a busy machine
+        // it may not have printed yet).
+        assert!(output.is_empty() || output == "started\n", "{output:?}");
+    }
+}

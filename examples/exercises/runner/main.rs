@@ -1,0 +1,323 @@
+//! The exercise runner: `cargo run -p exercises -- COMMAND`.
+//!
+//! ```text
+//! list          every exercise, its difficulty and chapter, and whether your
+//!               version passes its tests
+//! check NN      runs exercise NN's tests against your src/exNN_*.rs and says
+//!               what passes and what still fails
+//! hint NN       the hint for exercise NN
+//! verify        for CI: every starter fails its tests, every solution passes
+//! ```
+
+mod catalog;
+mod harness;
+mod libtest;
+
+use std::process::ExitCode;
+
+use catalog::{EXERCISES, Exercise};
+use harness::Side;
+use libtest::{Outcome, Results};
+
+const USAGE: &str = "\
+usage: cargo run -p exercises -- COMMAND
+
+commands:
+  list        the exercises, with difficulty, chapter and your status
+  check NN    run exercise NN's tests against your code (src/exNN_*.rs)
+  hint NN     show exercise NN's hint
+  verify      check that every starter fails and every solution passes (CI)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["list"] => list(),
+        ["check", number] => with_exercise(number, check),
+        ["hint", number] => with_exercise(number, hint),
+        ["verify"] => verify(),
+        ["help" | "-h" | "--help"] => {
+            print!("{USAGE}");
+            Ok(true)
+        }
+        _ => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn with_exercise(
+    number: &str,
+    command: fn(&Exercise) -> Result<bool, String>,
+) -> Result<bool, String> {
+    match catalog::find(number) {
+        Some(exercise) => command(exercise),
+        None => Err(format!(
+            "no exercise {number:?}: they are numbered 01 to {:02} (see `list`)",
+            EXERCISES.len()
+        )),
+    }
+}
+
+/// Passed and total, for one exercise's results.
+fn score(results: &Results) -> (usize, usize) {
+    let passed = results.values().filter(|o| **o == Outcome::Passed).count();
+    (passed, results.len())
+}
+
+fn check(exercise: &Exercise) -> Result<bool, String> {
+    println!(
+        "Exercise {} {}  {}",
+        exercise.number,
+        exercise.difficulty(),
+        exercise.title
+    );
+    println!("  edit:  {}", exercise.starter_path());
+    println!("  tests: {}", exercise.tests_path());
+    println!();
+    let binary = harness::build(Side::Starter)?;
+    let results = binary.run(&exercise.module())?;
+    if results.is_empty() {
+        return Err(format!("no tests found for {}", exercise.module()));
+    }
+    for (name, outcome) in &results {
+        let short = name.split_once("::").map_or(name.as_str(), |(_, t)| t);
+        match outcome {
+            Outcome::Passed => println!("  PASS  {short}"),
+            Outcome::Failed(message) => {
+                println!("  FAIL  {short}");
+                for line in message.lines() {
+                    println!("          {line}");
+                }
+            }
+            Outcome::Unfinished => {
+                println!("  FAIL  {short}\n          did not finish: stopped after the time limit")
+            }
+        }
+    }
+    println!();
+    let (passed, total) = score(&results);
+    if passed == total {
+        println!(
+            "All {total} tests pass: exercise {} is solved. Compare with {}.",
+            exercise.number,
+            exercise.solution_path()
+        );
+        Ok(true)
+    } else {
+        println!(
+            "{passed} of {total} tests pass; {} still failing. Stuck? cargo run -p exercises -- hint {}",
+            total - passed,
+            exercise.number
+        );
+        Ok(false)
+    }
+}
+
+fn hint(exercise: &Exercise) -> Result<bool, String> {
+    println!("{} {}", exercise.heading(), exercise.difficulty());
+    println!();
+    println!("{}", wrap(&format!("Goal: {}", exercise.goal), 76));
+    println!();
+    println!("{}", wrap(&format!("Hint: {}", exercise.hint), 76));
+    println!();
+    println!(
+        "Read the chapter book/src/{} and the file you edit, {}.",
+        exercise.chapter,
+        exercise.starter_path()
+    );
+    println!(
+        "The book's entry (with the solution, folded): book/src/appendix/exercises.md#{}",
+        exercise.anchor()
+    );
+    Ok(true)
+}
+
+fn list() -> Result<bool, String> {
+    let binary = harness::build(Side::Starter)?;
+    println!(
+        "{:<3} {:<46} {:<4} {:<33} status",
+        "no.", "exercise", "", "chapter"
+    );
+    let mut solved = 0;
+    for exercise in EXERCISES {
+        let results = binary.run(&exercise.module())?;
+        let (passed, total) = score(&results);
+        let status = if total > 0 && passed == total {
+            solved += 1;
+            "done".to_string()
+        } else {
+            format!("{passed}/{total} tests pass")
+        };
+        println!(
+            "{:<3} {:<46} {:<4} {:<33} {status}",
+            exercise.number,
+            exercise.title,
+            exercise.difficulty(),
+            exercise.chapter_title()
+        );
+    }
+    println!();
+    println!(
+        "{solved} of {} solved. Start one with: cargo run -p exercises -- check NN",
+        EXERCISES.len()
+    );
+    Ok(true)
+}
+
+/// `text` broken into lines of at most `width` characters, at spaces.
+fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines.join("\n")
+}
+
+/// One side of one exercise, as `verify` judges it.
+fn verdict(side: Side, results: &Results) -> (String, bool) {
+    let (passed, total) = score(results);
+    let unfinished = results
+        .values()
+        .filter(|o| **o == Outcome::Unfinished)
+        .count();
+    let failed = total - passed;
+    let ok = match side {
+        // A starter must leave something to do, and must not hang doing it.
+        Side::Starter => failed > 0 && unfinished == 0,
+        Side::Solution => total > 0 && passed == total,
+    };
+    let mut text = match side {
+        Side::Starter => format!("fails {failed} of {total}"),
+        Side::Solution => format!("passes {passed} of {total}"),
+    };
+    if unfinished > 0 {
+        text.push_str(&format!(", {unfinished} hung"));
+    }
+    (text, ok)
+}
+
+fn verify() -> Result<bool, String> {
+    let starters = harness::build(Side::Starter)?;
+    let solutions = harness::build(Side::Solution)?;
+    let mut all_ok = true;
+    // Tests for an exercise the catalog does not know would never be run.
+    for module in starters.modules() {
+        if !EXERCISES.iter().any(|e| e.module() == module) {
+            println!("tests/check/{module}.rs: not an exercise in runner/catalog.rs");
+            all_ok = false;
+        }
+    }
+    println!(
+        "{:<26} {:<22} {:<22} verdict",
+        "exercise", "starter", "solution"
+    );
+    for exercise in EXERCISES {
+        let starter_results = starters.run(&exercise.module())?;
+        let solution_results = solutions.run(&exercise.module())?;
+        let (starter, starter_ok) = verdict(Side::Starter, &starter_results);
+        let (solution, solution_ok) = verdict(Side::Solution, &solution_results);
+        let ok = starter_ok && solution_ok;
+        all_ok &= ok;
+        println!(
+            "{:<26} {:<22} {:<22} {}",
+            exercise.module(),
+            starter,
+            solution,
+            if ok { "ok" } else { "WRONG" }
+        );
+        if !solution_ok {
+            print_failures(&solution_results);
+        }
+    }
+    println!();
+    if all_ok {
+        println!(
+            "verify: all {} exercises OK: every starter fails its tests, every solution passes them",
+            EXERCISES.len()
+        );
+    } else {
+        println!(
+            "verify: FAILED: a starter passes (or hangs), or a solution fails; see WRONG above"
+        );
+    }
+    Ok(all_ok)
+}
+
+/// A solution's failing tests, with their messages, for CI logs.
+fn print_failures(results: &Results) {
+    for (name, outcome) in results {
+        match outcome {
+            Outcome::Failed(message) => println!("    {name}: {message}"),
+            Outcome::Unfinished => println!("    {name}: did not finish"),
+            Outcome::Passed => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_keeps_long_words_whole() {
+        assert_eq!(wrap("aa bb cc dd", 5), "aa bb\ncc dd");
+        assert_eq!(
+            wrap("a `Transfer-Encoding` b", 6),
+            "a\n`Transfer-Encoding`\nb"
+        );
+        assert_eq!(wrap("", 5), "");
+    }
+
+    #[test]
+    fn verdicts() {
+        let results = |outcomes: &[Outcome]| -> Results {
+            outcomes
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (format!("t{i}"), o.clone()))
+                .collect()
+        };
+        let failed = Outcome::Failed(String::new());
+        let mixed = results(&[Outcome::Passed, failed.clone()]);
+        assert_eq!(
+            verdict(Side::Starter, &mixed),
+            ("fails 1 of 2".to_string(), true)
+        );
+        assert_eq!(
+            verdict(Side::Solution, &mixed),
+            ("passes 1 of 2".to_string(), false)
+        );
+        let all = results(&[Outcome::Passed, Outcome::Passed]);
+        assert!(
+            !verdict(Side::Starter, &all).1,
+            "a starter that passes is wrong"
+        );
+        assert!(verdict(Side::Solution, &all).1);
+        let hung = results(&[failed, Outcome::Unfinished]);
+        assert_eq!(
+            verdict(Side::Starter, &hung),
+            ("fails 2 of 2, 1 hung".to_string(), false)
+        );
+        assert!(
+            !verdict(Side::Solution, &results(&[])).1,
+            "no tests is no pass"
+        );
+    }
+}
