@@ -61,7 +61,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     Ok(Command::Crawl(parsed))
 }
 
-fn parse_url(arg: &str) -> Result<Url, String> {
+/// A root URL for the plain-HTTP crawlers (stages 1 and 2, which share it):
+/// http with a host, or a message that says what to give instead.
+pub fn parse_url(arg: &str) -> Result<Url, String> {
     let url = Url::parse(arg).map_err(|e| format!("{arg} is not a URL: {e}"))?;
     match url.scheme() {
         "http" if url.host().is_some() => Ok(url),
@@ -76,7 +78,8 @@ fn parse_url(arg: &str) -> Result<Url, String> {
     }
 }
 
-fn parse_timeout(value: &str) -> Result<Duration, String> {
+/// A `--timeout` value: a positive number of seconds, fractions allowed.
+pub fn parse_timeout(value: &str) -> Result<Duration, String> {
     value
         .parse::<f64>()
         .ok()

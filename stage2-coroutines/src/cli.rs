@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use url::Url;
 
+use stage1_callbacks::cli::{parse_timeout, parse_url};
+
 use crate::Style;
 
 pub const USAGE: &str = "\
@@ -70,30 +72,6 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     Ok(Command::Crawl(parsed))
 }
 
-fn parse_url(arg: &str) -> Result<Url, String> {
-    let url = Url::parse(arg).map_err(|e| format!("{arg} is not a URL: {e}"))?;
-    match url.scheme() {
-        "http" if url.host().is_some() => Ok(url),
-        "http" => Err(format!("{arg} has no host")),
-        "https" => Err(format!(
-            "{arg} uses https, but this crawler speaks plain HTTP only (stage3-crawler speaks https); \
-             try an http:// URL"
-        )),
-        other => Err(format!(
-            "{arg}: unsupported scheme {other}; give an http:// URL"
-        )),
-    }
-}
-
-fn parse_timeout(value: &str) -> Result<Duration, String> {
-    value
-        .parse::<f64>()
-        .ok()
-        .filter(|secs| *secs > 0.0)
-        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-        .ok_or_else(|| format!("--timeout {value}: expected a positive number of seconds"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,7 +119,8 @@ mod tests {
         let cases: [(&[&str], &str); 8] = [
             (
                 &["https://example.com/"],
-                "https://example.com/ uses https, but this crawler speaks plain HTTP only (stage3-crawler speaks https); try an http:// URL",
+                "https://example.com/: https is not supported; this crawler speaks plain HTTP only \
+                 (stage3-crawler speaks https), so give an http:// URL",
             ),
             (
                 &["ftp://example.com/"],

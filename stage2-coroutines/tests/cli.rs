@@ -102,8 +102,9 @@ fn https_is_refused_with_a_clear_message() {
     let err = stderr(&output);
     assert!(
         err.starts_with(
-            "error: https://example.com/ uses https, but this crawler speaks plain HTTP only \
-             (stage3-crawler speaks https); try an http:// URL\n\nusage: stage2-coroutines"
+            "error: https://example.com/: https is not supported; this crawler speaks plain \
+             HTTP only (stage3-crawler speaks https), so give an http:// URL\n\nusage: \
+             stage2-coroutines"
         ),
         "{err}"
     );
