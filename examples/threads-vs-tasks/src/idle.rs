@@ -233,7 +233,7 @@ struct Shared {
 /// measures.
 pub fn idle_tasks(n: u64) -> io::Result<Report> {
     let runtime = Runtime::new()?;
-    let report = runtime.block_on(async move {
+    runtime.block_on(async move {
         let mut reader = ProcReader::new();
         let before = Snapshot::take(&mut reader)?;
         let shared = Rc::new(Shared {
@@ -261,8 +261,7 @@ pub fn idle_tasks(n: u64) -> io::Result<Report> {
             after,
             stopped: None,
         })
-    })?;
-    report
+    })?
 }
 // ANCHOR_END: idle_tasks
 
