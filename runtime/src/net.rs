@@ -201,11 +201,9 @@ impl TcpListener {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        if self.registration.is_none() {
-            self.registration = Some(Registration::new(&mut self.io)?);
-        }
-        let Some(registration) = &self.registration else {
-            unreachable!("registered just above");
+        let registration = match &mut self.registration {
+            Some(registration) => registration,
+            slot @ None => slot.insert(Registration::new(&mut self.io)?),
         };
         let (mut io, peer) = match registration.poll_io(cx, Direction::Read, || self.io.accept()) {
             Poll::Ready(Ok(pair)) => pair,
