@@ -1,5 +1,5 @@
-//! Two tasks sleep at the same time: the first example of the multiplayer
-//! game article in the seeds, which runs `asyncio.gather(my_task(1),
+//! Two tasks sleep at the same time: the first example of an asyncio
+//! multiplayer-game tutorial, which runs `asyncio.gather(my_task(1),
 //! my_task(2))`.
 //!
 //! Each task prints a line when it starts sleeping and another when it wakes.

@@ -1,5 +1,5 @@
-//! A jobs pipeline at teaching scale: the shape of the seeds' microservices
-//! article, on our runtime.
+//! A jobs pipeline at teaching scale: the shape of a microservices
+//! article (a Go REST service, Kafka and MongoDB), on our runtime.
 //!
 //! In the article, one service takes `POST /jobs` and writes each job to a
 //! Kafka topic; a second service consumes the topic and saves each job in
