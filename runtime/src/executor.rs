@@ -81,6 +81,19 @@ impl Runtime {
         self.inner.spawn(future)
     }
 
+    /// How many sockets are registered with this runtime's event loop. A
+    /// test can check that a cancelled or timed-out future let go of its
+    /// socket: after it is dropped, this goes back down.
+    pub fn registered_sources(&self) -> usize {
+        self.inner.event_loop.borrow().registered()
+    }
+
+    /// How many timers are pending: `sleep`s and `timeout`s that have not
+    /// fired or been dropped.
+    pub fn pending_timers(&self) -> usize {
+        self.inner.event_loop.borrow().pending_timers()
+    }
+
     // ANCHOR: block_on
     /// Runs `future` to completion, and every spawned task alongside it, then
     /// returns its output. Tasks still pending when it returns stay in the
