@@ -7,7 +7,7 @@
 //! chapter's `stopped = True` becomes [`EventLoop::stop`].
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -88,6 +88,24 @@ impl Report {
         self.outcomes
             .iter()
             .any(|o| matches!(o, Outcome::Fetched(u) if u == url))
+    }
+
+    /// The URLs fetched, and the failed ones with their reasons, each
+    /// sorted: what a test compares with the demo site's answer key.
+    pub fn split(&self) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
+        let mut fetched = BTreeSet::new();
+        let mut failed = BTreeSet::new();
+        for outcome in &self.outcomes {
+            match outcome {
+                Outcome::Fetched(url) => {
+                    fetched.insert(url.to_string());
+                }
+                Outcome::Failed(url, reason) => {
+                    failed.insert((url.to_string(), reason.clone()));
+                }
+            }
+        }
+        (fetched, failed)
     }
 
     /// The chapter's closing line.

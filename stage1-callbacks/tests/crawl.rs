@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::time::Duration;
 
-use common::{crawl_from, split, url};
+use common::{crawl_from, url};
 use demo_site::{DemoSite, SiteConfig};
 use stage1_callbacks::{Options, Outcome, crawl};
 
@@ -35,7 +35,7 @@ fn crawls_exactly_the_demo_site() {
 
     let root = site.url("/");
     let report = crawl_from(&root, Duration::from_secs(10));
-    let (got_fetched, got_failed) = split(&report);
+    let (got_fetched, got_failed) = report.split();
     assert_eq!(got_fetched, fetched);
     assert_eq!(got_failed, not_utf8);
     // Every URL once, and `seen_urls` is exactly the URLs we fetched.
@@ -99,7 +99,7 @@ fn a_page_with_no_same_host_links_is_the_whole_crawl() {
 #[test]
 fn base_href_and_xml_links_are_followed() {
     let site = DemoSite::start_default().unwrap();
-    let (fetched, _) = split(&crawl_from(&site.url("/"), Duration::from_secs(10)));
+    let (fetched, _) = crawl_from(&site.url("/"), Duration::from_secs(10)).split();
     for path in [
         "/pages/b/base-target.html",
         "/content/from-feed.html",

@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{crawl_from, split};
+use common::crawl_from;
 use demo_site::DemoSite;
 use stage2_coroutines::{Outcome, Style};
 
@@ -34,7 +34,7 @@ fn both_styles_crawl_exactly_the_demo_site() {
     let mut reports = Vec::new();
     for style in Style::ALL {
         let report = crawl_from(&root, style, Duration::from_secs(10));
-        let (got_fetched, got_failed) = split(&report);
+        let (got_fetched, got_failed) = report.split();
         assert_eq!(got_fetched, fetched, "{style}");
         assert_eq!(got_failed, not_utf8, "{style}");
         assert_eq!(report.outcomes.len(), fetched.len() + not_utf8.len());

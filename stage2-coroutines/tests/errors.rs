@@ -8,7 +8,7 @@ use std::backtrace::Backtrace;
 use std::cell::RefCell;
 use std::time::Duration;
 
-use common::{crawl_from, refusing_addr, resetting_server, split, url};
+use common::{crawl_from, refusing_addr, resetting_server, url};
 use demo_site::DemoSite;
 use runtime::JoinError;
 use stage2_coroutines::error::chain;
@@ -171,7 +171,7 @@ fn a_panicking_fetcher_still_finishes_the_crawl() {
     hooks::set_on_chunk(Some(|_| panic!("a bug, found while reading")));
     for style in Style::ALL {
         let report = crawl_from(&root, style, Duration::from_secs(10));
-        let (fetched, failed) = split(&report);
+        let (fetched, failed) = report.split();
         assert!(fetched.is_empty());
         assert_eq!(
             failed.into_iter().collect::<Vec<_>>(),

@@ -2,13 +2,12 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::collections::BTreeSet;
 use std::io::{self, BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use stage1_callbacks::{Options, Outcome, Report, crawl};
+use stage1_callbacks::{Options, Report, crawl};
 use url::Url;
 
 pub fn url(s: &str) -> Url {
@@ -22,23 +21,6 @@ pub fn crawl_from(root: &str, timeout: Duration) -> Report {
         ..Options::default()
     };
     crawl(url(root), options, |_| {}).unwrap()
-}
-
-/// The URLs fetched, and the failed ones with their reasons.
-pub fn split(report: &Report) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
-    let mut fetched = BTreeSet::new();
-    let mut failed = BTreeSet::new();
-    for outcome in &report.outcomes {
-        match outcome {
-            Outcome::Fetched(url) => {
-                fetched.insert(url.to_string());
-            }
-            Outcome::Failed(url, reason) => {
-                failed.insert((url.to_string(), reason.clone()));
-            }
-        }
-    }
-    (fetched, failed)
 }
 
 /// Reads one request head from `stream`.

@@ -2,14 +2,13 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::collections::BTreeSet;
 use std::io::{self, BufRead, BufReader, Read};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use stage2_coroutines::{Options, Outcome, Report, Style, crawl};
+use stage2_coroutines::{Options, Report, Style, crawl};
 use url::Url;
 
 pub fn url(s: &str) -> Url {
@@ -20,23 +19,6 @@ pub fn url(s: &str) -> Url {
 pub fn crawl_from(root: &str, style: Style, timeout: Duration) -> Report {
     let options = Options { style, timeout };
     runtime::run_until_complete(crawl(url(root), options, |_| {})).unwrap()
-}
-
-/// The URLs fetched, and the failed ones with their reasons.
-pub fn split(report: &Report) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
-    let mut fetched = BTreeSet::new();
-    let mut failed = BTreeSet::new();
-    for outcome in &report.outcomes {
-        match outcome {
-            Outcome::Fetched(url) => {
-                fetched.insert(url.to_string());
-            }
-            Outcome::Failed(url, reason) => {
-                failed.insert((url.to_string(), reason.clone()));
-            }
-        }
-    }
-    (fetched, failed)
 }
 
 /// Reads one request head from `stream`.
