@@ -31,7 +31,7 @@ pub fn extract_links(html: &str, page_url: &Url) -> Vec<Url> {
     // `dom` stays alive until the end of this function: dropping it would
     // detach the children of the nodes we walk (see design.md).
     let hrefs = hrefs_in_order(&dom.document);
-    resolve_all(&hrefs, page_url)
+    resolve_hrefs(&hrefs, page_url)
 }
 // ANCHOR_END: extract_links
 
@@ -46,6 +46,12 @@ pub fn extract_links(html: &str, page_url: &Url) -> Vec<Url> {
 /// tell the tokenizer where raw text starts, so that an `href` written inside
 /// a `<script>`, `<style>` or `<title>` is not taken for a tag.
 pub fn scan_links(html: &str, page_url: &Url) -> Vec<Url> {
+    resolve_hrefs(&tokenizer_hrefs(html), page_url)
+}
+
+/// Every `href` in `html` in document order, found by html5ever's
+/// tokenizer.
+pub fn tokenizer_hrefs(html: &str) -> Vec<Href> {
     let tokenizer = Tokenizer::new(HrefSink::default(), TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(html.into());
@@ -53,7 +59,7 @@ pub fn scan_links(html: &str, page_url: &Url) -> Vec<Url> {
     // everything; `end` flushes the last token.
     let _ = tokenizer.feed(&input);
     tokenizer.end();
-    resolve_all(&tokenizer.sink.hrefs.take(), page_url)
+    tokenizer.sink.hrefs.take()
 }
 
 /// Collects hrefs from start tags, and switches the tokenizer into the raw
@@ -115,8 +121,11 @@ impl TokenSink for HrefSink {
 }
 // ANCHOR_END: scan_links
 
-/// The link rules proper, shared by both ways of finding hrefs.
-fn resolve_all(hrefs: &[Href], page_url: &Url) -> Vec<Url> {
+// ANCHOR: resolve_hrefs
+/// The link rules proper, shared by every way of finding hrefs: resolve
+/// each against the page's base, drop fragments, keep http and https, drop
+/// duplicates in page order.
+pub fn resolve_hrefs(hrefs: &[Href], page_url: &Url) -> Vec<Url> {
     // `<base href>` changes how every other link resolves. Its own href is
     // resolved against the page URL, as the HTML standard says.
     let base = hrefs
@@ -138,6 +147,7 @@ fn resolve_all(hrefs: &[Href], page_url: &Url) -> Vec<Url> {
     }
     links
 }
+// ANCHOR_END: resolve_hrefs
 
 // ANCHOR: same_host
 /// Same scheme-independent host and same port (`port_or_known_default`).
@@ -150,10 +160,11 @@ pub fn same_host(a: &Url, b: &Url) -> bool {
 // ANCHOR_END: same_host
 
 /// One `href` attribute, as the parser decoded it (entities expanded).
-struct Href {
-    value: String,
-    /// Whether it sits on a `<base>` element.
-    is_base: bool,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Href {
+    pub value: String,
+    /// Whether it sits on a `<base>` element (outside `<svg>` and `<math>`).
+    pub is_base: bool,
 }
 
 /// The `href` of every element in document order.

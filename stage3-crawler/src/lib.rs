@@ -8,6 +8,7 @@
 //! | [`http`] | an HTTP/1.1 client with a keep-alive pool and TLS (rustls) | aiohttp's `ClientSession` |
 //! | [`charset`] | which encoding a page is in | aiohttp's `response.text()` |
 //! | [`parsing`] | link extraction on helper threads | `Crawler.parse_links` |
+//! | [`scanner`] | finding hrefs without a general tokenizer | the chapter's link regex, done right |
 //! | [`stats`] | `FetchStatistic` | the namedtuple of that name |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
@@ -23,6 +24,7 @@ pub mod logging;
 pub mod parsing;
 pub mod progress;
 pub mod reporting;
+pub mod scanner;
 pub mod stats;
 
 pub use config::Config;

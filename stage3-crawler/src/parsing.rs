@@ -22,7 +22,10 @@ use std::thread::JoinHandle;
 
 use url::Url;
 
+use stage1_callbacks::links::resolve_hrefs;
+
 use crate::charset::decode;
+use crate::scanner::scan_hrefs;
 
 /// What a page yields: the charset it was read with, and its links.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,11 +38,11 @@ pub struct ParsedPage {
 /// Decodes `body` (see [`crate::charset`]) and extracts its links, resolved
 /// against `<base href>` or `page_url`, fragments dropped, http(s) only,
 /// without duplicates, in page order. The link rules are stage 1's, shared
-/// by every stage; stage 3 finds the hrefs with the tokenizer alone
-/// (`scan_links`), which skips building a tree it would only walk once.
+/// by every stage; stage 3 finds the hrefs with its own [`scan_hrefs`],
+/// which reads only as much HTML as it takes to find tags.
 pub fn parse_page(body: &[u8], header_charset: Option<&str>, page_url: &Url) -> ParsedPage {
     let decoded = decode(body, header_charset);
-    let links = stage1_callbacks::links::scan_links(&decoded.text, page_url);
+    let links = resolve_hrefs(&scan_hrefs(&decoded.text), page_url);
     ParsedPage {
         encoding: decoded.encoding,
         links,

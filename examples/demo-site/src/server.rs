@@ -365,11 +365,11 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str
     let route = shared
         .site
         .route_over(scheme, &request.target)
-        .unwrap_or_else(|| Route::Resource(Resource::error(400, "Wrong scheme.")));
+        .unwrap_or_else(|| Route::Resource(Arc::new(Resource::error(400, "Wrong scheme."))));
     let res = match route {
         Route::Resource(res) => res,
         Route::Fault(Fault::Flaky { failures }) if nth > failures => {
-            shared.site.flaky_success(failures)
+            Arc::new(shared.site.flaky_success(failures))
         }
         Route::Fault(fault) => return misbehave(shared, &mut conn.stream, fault),
     };

@@ -3,10 +3,19 @@
 //! Nothing in this module does I/O. The server asks [`Site::route`] what to
 //! send, and the answer key ([`crate::expected`]) asks the very same function
 //! what a crawler would see, so the two can never disagree.
+//!
+//! Because the answer never changes, each resource is generated once and
+//! kept. Generating a 100 KB page costs more CPU than sending it, and in the
+//! benchmarks the site shares two cores with the crawler being measured: a
+//! site that regenerated every page would take CPU from whichever crawler
+//! ran. Real sites serve static pages from memory too.
 
 mod files;
 mod index;
 mod pages;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::html::{Document, Head, Html};
 
@@ -20,7 +29,7 @@ const HTML_NO_CHARSET: &str = "text/html";
 /// What the server should do for one request.
 pub(crate) enum Route {
     /// Send this response.
-    Resource(Resource),
+    Resource(Arc<Resource>),
     /// Misbehave on purpose (see [`Fault`]).
     Fault(Fault),
 }
@@ -148,7 +157,7 @@ pub(crate) fn reason(status: u16) -> &'static str {
 }
 
 /// The content generator. Cheap to build; every response is generated on
-/// demand from these four numbers and the scheme.
+/// first demand from these four numbers and the scheme.
 #[derive(Clone, Debug)]
 pub(crate) struct Site {
     pages: usize,
@@ -158,6 +167,9 @@ pub(crate) struct Site {
     /// Served over TLS: absolute links say `https`, and plain-HTTP requests
     /// on the same port are redirected there.
     tls: bool,
+    /// Every resource generated so far, by path. 404s are not kept, so the
+    /// cache cannot grow past the site's own size whatever clients ask for.
+    generated: Arc<Mutex<HashMap<String, Arc<Resource>>>>,
 }
 
 impl Site {
@@ -174,6 +186,7 @@ impl Site {
             page_size,
             port,
             tls,
+            generated: Arc::default(),
         }
     }
 
@@ -201,10 +214,10 @@ impl Site {
             return Some(self.route(target));
         }
         (self.tls && scheme == "http").then(|| {
-            Route::Resource(Resource::redirect(
+            Route::Resource(Arc::new(Resource::redirect(
                 301,
                 &format!("{}{target}", self.origin()),
-            ))
+            )))
         })
     }
 
@@ -215,8 +228,28 @@ impl Site {
         let path = target.split_once('?').map_or(target, |(path, _)| path);
         match self.fault(path) {
             Some(fault) => Route::Fault(fault),
-            None => Route::Resource(self.resource(path)),
+            None => Route::Resource(self.generated(path)),
         }
+    }
+
+    /// [`Site::resource`], generated once per path.
+    fn generated(&self, path: &str) -> Arc<Resource> {
+        let cache = || {
+            self.generated
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        if let Some(resource) = cache().get(path) {
+            return Arc::clone(resource);
+        }
+        // Generated outside the lock, so connections asking for other
+        // pages are not held up. Two threads may race to generate the same
+        // page; both get the same content, and the first one is kept.
+        let resource = Arc::new(self.resource(path));
+        if resource.status == 404 {
+            return resource;
+        }
+        Arc::clone(cache().entry(path.to_string()).or_insert(resource))
     }
 
     fn fault(&self, path: &str) -> Option<Fault> {
@@ -376,7 +409,7 @@ mod tests {
         Site::new(100, 5, 2_000, 8000, false)
     }
 
-    fn resource(site: &Site, target: &str) -> Resource {
+    fn resource(site: &Site, target: &str) -> Arc<Resource> {
         match site.route(target) {
             Route::Resource(r) => r,
             Route::Fault(f) => panic!("{target} is a fault: {f:?}"),
