@@ -3,7 +3,7 @@
 //! The chapter leaves `parse_links` out ("not shown") and, in its full
 //! source, finds links with a regular expression. A regular expression also
 //! finds `href`s inside comments, scripts and escaped text, and misses
-//! `<A HREF='x'>`. We parse the page with html5ever, the HTML parser that
+//! unquoted ones (`<a href=x>`). We parse the page with html5ever, the HTML parser that
 //! Servo uses, and read the `href` attribute of every element.
 //!
 //! All three stages share these rules, so they crawl the same set of URLs.
@@ -41,8 +41,9 @@ pub fn extract_links(html: &str, page_url: &Url) -> Vec<Url> {
 ///
 /// A crawler needs tags and attributes, not a document: the tree costs about
 /// as much again as the tokenizing, and the tree builder slows down sharply
-/// on deeply nested markup, which a hostile page can send. Stage 3 uses this.
-/// The one thing the tree builder did for us that we must now do ourselves is
+/// on deeply nested markup, which a hostile page can send. Stage 3 goes one
+/// step further with its own scanner, and tests it against this function's
+/// [`tokenizer_hrefs`]. The one thing the tree builder did for us that we must now do ourselves is
 /// tell the tokenizer where raw text starts, so that an `href` written inside
 /// a `<script>`, `<style>` or `<title>` is not taken for a tag.
 pub fn scan_links(html: &str, page_url: &Url) -> Vec<Url> {

@@ -43,6 +43,7 @@ pub fn scan_hrefs(html: &str) -> Vec<Href> {
 }
 // ANCHOR_END: scan_hrefs
 
+// ANCHOR: text_kinds
 /// What the text after a start tag is, as the tree builder would tell the
 /// tokenizer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +59,7 @@ enum Text {
     /// `<plaintext>`: everything to the end is text.
     Plaintext,
 }
+// ANCHOR_END: text_kinds
 
 /// A tag the scanner read to its closing `>`.
 struct Tag<'a> {
@@ -103,6 +105,7 @@ impl<'a> Scanner<'a> {
     }
     // ANCHOR_END: run
 
+    // ANCHOR: on_tag
     /// Records a tag's href and decides what text follows it.
     fn on_tag(&mut self, tag: Tag<'a>) -> Text {
         let is = |name: &str| tag.name.eq_ignore_ascii_case(name);
@@ -138,6 +141,7 @@ impl<'a> Scanner<'a> {
             Text::Data
         }
     }
+    // ANCHOR_END: on_tag
 
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
@@ -202,6 +206,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    // ANCHOR: comment
     /// After `<!--`. The comment ends at the first `-->` or `--!>`, except
     /// that `<!-->` and `<!--->` end at once.
     fn comment(&mut self) {
@@ -226,6 +231,7 @@ impl<'a> Scanner<'a> {
         }
         self.pos = self.bytes.len();
     }
+    // ANCHOR_END: comment
 
     /// `<?`, `<!x`, `</3`: ends at the next `>`.
     fn bogus_comment(&mut self) {
@@ -301,6 +307,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    // ANCHOR: attribute_value
     /// After `=`: the raw value, quoted or not, leaving `pos` where the
     /// next attribute (or the tag's end) may start.
     fn attribute_value(&mut self) -> Option<&'a str> {
@@ -321,6 +328,7 @@ impl<'a> Scanner<'a> {
         }
         Some(&self.html[start..self.pos])
     }
+    // ANCHOR_END: attribute_value
 
     // ANCHOR: raw_text
     /// Raw text (`<style>`, `<title>`, ...): only `</name` followed by a
@@ -337,6 +345,7 @@ impl<'a> Scanner<'a> {
     }
     // ANCHOR_END: raw_text
 
+    // ANCHOR: end_tag_named
     /// Just after a `<` in raw text: if `/name` and a space, `/` or `>`
     /// follow, the end tag (`Some(Some(..))`), else `Some(None)` with `pos`
     /// where the text carries on.
@@ -362,6 +371,7 @@ impl<'a> Scanner<'a> {
             href: None,
         }))
     }
+    // ANCHOR_END: end_tag_named
 
     // ANCHOR: script_text
     /// The inside of `<script>`. `<!--` starts an "escaped" part, in which
@@ -541,6 +551,7 @@ fn numeric_ref(after: &str) -> Option<([Option<char>; 2], usize)> {
     Some(([Some(c), None], used))
 }
 
+// ANCHOR: named_ref
 /// `amp;`, `lt`, `notin;`: the longest entity name the text starts with,
 /// looked up in html5ever's table, which also lists every prefix of every
 /// name so the search knows when to stop. In an attribute, a name without
@@ -569,6 +580,7 @@ fn named_ref(after: &str) -> Option<([Option<char>; 2], usize)> {
     let chars = [char::from_u32(c1), char::from_u32(c2).filter(|_| c2 != 0)];
     Some((chars, len))
 }
+// ANCHOR_END: named_ref
 
 #[cfg(test)]
 mod tests;

@@ -18,6 +18,7 @@ fn base(value: &str) -> Href {
     }
 }
 
+// ANCHOR: agreed
 /// Checks the scanner against the tokenizer on `html`, and returns the
 /// scanner's answer for an exact check.
 #[track_caller]
@@ -26,6 +27,7 @@ fn agreed(html: &str) -> Vec<Href> {
     assert_eq!(ours, tokenizer_hrefs(html), "on {html:?}");
     ours
 }
+// ANCHOR_END: agreed
 
 #[test]
 fn tags_and_attribute_spellings() {
@@ -96,6 +98,7 @@ fn raw_text_elements() {
     );
 }
 
+// ANCHOR: script_escapes
 #[test]
 fn script_escapes() {
     assert_eq!(
@@ -119,6 +122,7 @@ fn script_escapes() {
         [href("out"), href("1")]
     );
 }
+// ANCHOR_END: script_escapes
 
 #[test]
 fn character_references_in_values() {
@@ -262,6 +266,7 @@ const VALUE_PIECES: &[&str] = &[
     "'", " ", "\r\n", "\0", "=", "é", "<",
 ];
 
+// ANCHOR: fragment_piece
 /// Either a random piece, or a whole tag with random attributes, so that
 /// plenty of fragments hold hrefs for the two sides to agree on.
 fn fragment_piece(rng: &mut Rng, out: &mut String) {
@@ -285,7 +290,9 @@ fn fragment_piece(rng: &mut Rng, out: &mut String) {
     }
     out.push_str(pick(rng, &[">", ">", "/>", " />", "", " "]));
 }
+// ANCHOR_END: fragment_piece
 
+// ANCHOR: generated_fragments
 #[test]
 fn agrees_with_html5ever_on_generated_fragments() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -300,3 +307,4 @@ fn agrees_with_html5ever_on_generated_fragments() {
     // The generator must produce hrefs, or the agreement means little.
     assert!(found > 10_000, "only {found} hrefs in all fragments");
 }
+// ANCHOR_END: generated_fragments

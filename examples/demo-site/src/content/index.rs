@@ -209,6 +209,7 @@ impl Site {
             "<li><A HREF='/feed.xml'>Upper-case tag, single quotes</A></li>\n",
             "/feed.xml",
         );
+        h.raw_link("<li><a href=/feed.xml>Unquoted</a></li>\n", "/feed.xml");
         h.raw_link(
             "<li><a href=\"  /feed.xml\n\">With surrounding whitespace</a></li>\n",
             "  /feed.xml\n",
