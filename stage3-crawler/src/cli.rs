@@ -1,8 +1,9 @@
 //! The command line: `crawl.py`'s options, in the chapter's spellings and
 //! ours, plus what a real site needs (timeouts, a body cap, `--resolve`).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -416,10 +417,21 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     };
     let runtime = Runtime::new()?;
     let crawler = Rc::new(Crawler::new(roots, args.config())?);
+    // Into a pipe or a file, JSON lines go out in blocks, as C's stdio does
+    // it: a write per line would be a system call per URL on the loop
+    // thread, and a wakeup for whatever reads the pipe. A terminal still
+    // sees each line at once.
+    let out = Rc::new(RefCell::new(BufWriter::new(io::stdout())));
     if args.report == Report::Json {
-        crawler.on_stat(|stat| {
+        let out = Rc::clone(&out);
+        let each_line = io::stdout().is_terminal();
+        crawler.on_stat(move |stat| {
+            let mut out = out.borrow_mut();
             // A closed stdout (`| head`) must not stop the crawl.
-            let _ = writeln!(io::stdout().lock(), "{}", reporting::json_line(stat));
+            let _ = writeln!(out, "{}", reporting::json_line(stat));
+            if each_line {
+                let _ = out.flush();
+            }
         });
     }
     let show_progress = args.progress.enabled();
@@ -443,9 +455,9 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
     }
-    let mut out = io::stdout().lock();
+    let mut out = out.borrow_mut();
     let written = match args.report {
-        Report::Text => reporting::report(&crawler, outcome, &mut out),
+        Report::Text => reporting::report(&crawler, outcome, &mut *out),
         Report::Json => writeln!(
             out,
             "{}",

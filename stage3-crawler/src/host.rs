@@ -11,8 +11,6 @@
 //! port 8000 and another on port 1 are different sites, even on one host;
 //! the chapter ignored ports and would wander from one to the other.
 
-use std::collections::HashSet;
-
 use url::{Host, Url};
 
 // ANCHOR: host_rules
@@ -23,12 +21,12 @@ pub struct HostRules {
     /// `(key, port)`: the key is an IP literal, a lower-case host name
     /// (strict), or its last two labels (lenient). The port is `None` when
     /// the root used its scheme's default port.
-    root_domains: HashSet<(String, Option<u16>)>,
+    root_domains: Vec<(String, Option<u16>)>,
 }
 
 impl HostRules {
     pub fn new<'a>(roots: impl IntoIterator<Item = &'a Url>, strict: bool) -> HostRules {
-        let mut root_domains = HashSet::new();
+        let mut root_domains = Vec::new();
         for root in roots {
             let Some(host) = root.host() else { continue };
             let key = match host {
@@ -36,7 +34,9 @@ impl HostRules {
                 Host::Domain(name) => name.to_string(),
                 ip => ip.to_string(),
             };
-            root_domains.insert((key, root.port()));
+            if !root_domains.contains(&(key.clone(), root.port())) {
+                root_domains.push((key, root.port()));
+            }
         }
         HostRules {
             strict,
@@ -50,10 +50,17 @@ impl HostRules {
         // The url crate already lower-cased the name and dropped a default
         // port, so `port()` is `None` exactly when the default is in use.
         let port = url.port();
-        let ok = |key: &str| self.root_domains.contains(&(key.to_string(), port));
+        // A scan, not a hash lookup: there are as many keys as roots, and a
+        // lookup would need an owned key, an allocation per link.
+        let ok = |key: &str| {
+            self.root_domains
+                .iter()
+                .any(|(k, p)| k == key && *p == port)
+        };
         match host {
-            // An address is its own identity: no www., no suffixes.
-            Host::Ipv4(_) | Host::Ipv6(_) => ok(&host.to_string()),
+            // An address is its own identity: no www., no suffixes. The
+            // serialized form is the one `new` stored.
+            Host::Ipv4(_) | Host::Ipv6(_) => url.host_str().is_some_and(ok),
             Host::Domain(name) if self.strict => ok(name) || ok(&toggle_www(name)),
             Host::Domain(name) => ok(&lenient_host(name)),
         }

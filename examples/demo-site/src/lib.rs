@@ -53,7 +53,12 @@ pub struct SiteConfig {
     pub page_size: usize,
     /// Delay before every response. Default zero.
     pub delay: Duration,
-    /// Per-path delays overriding `delay`. A path matches a request whose
+    /// Delay before each numbered page (`/pages/{dir}/N.html`), overriding
+    /// `delay`. With this alone, a site of N pages costs a crawler with T
+    /// tasks at least N / T page delays: everything that leads to the pages
+    /// answers at once. Default `None`.
+    pub page_delay: Option<Duration>,
+    /// Per-path delays overriding `delay` and `page_delay`. A path matches a request whose
     /// target is exactly that string, or whose target without the query is.
     pub path_delays: Vec<(String, Duration)>,
     /// Keep HTTP/1.1 connections open between requests. With `false`, every
@@ -75,6 +80,7 @@ impl Default for SiteConfig {
             fan_out: 5,
             page_size: 2_000,
             delay: Duration::ZERO,
+            page_delay: None,
             path_delays: Vec::new(),
             keep_alive: true,
             port: 0,
@@ -149,8 +155,11 @@ impl DemoSite {
         };
         let shared = Arc::new(Shared::new(
             site,
-            config.delay,
-            config.path_delays,
+            server::Delays {
+                delay: config.delay,
+                page_delay: config.page_delay,
+                path_delays: config.path_delays,
+            },
             config.keep_alive,
             tls_config,
         ));

@@ -20,6 +20,8 @@ Options:
   --fan-out N           links from each page to other pages [default: 5]
   --page-size BYTES     average page size in bytes [default: 2000]
   --delay-ms N          delay before every response, in ms [default: 0]
+  --page-delay-ms N     delay before each numbered page, in ms, overriding
+                        --delay-ms for them
   --path-delay PATH=MS  delay for one path, overriding --delay-ms (repeatable)
   --no-keep-alive       close the connection after every response
   --tls                 serve https with a self-signed certificate made at
@@ -63,6 +65,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             "--fan-out" => config.fan_out = number(&name, &value()?)?,
             "--page-size" => config.page_size = number(&name, &value()?)?,
             "--delay-ms" => config.delay = Duration::from_millis(number(&name, &value()?)?),
+            "--page-delay-ms" => {
+                config.page_delay = Some(Duration::from_millis(number(&name, &value()?)?));
+            }
             "--path-delay" => {
                 let spec = value()?;
                 let (path, ms) = spec
@@ -113,8 +118,12 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
 
     let on_off = |on| if on { "on" } else { "off" };
+    let page_delay = config
+        .page_delay
+        .map(|delay| format!(" ({} ms for numbered pages)", delay.as_millis()))
+        .unwrap_or_default();
     let summary = format!(
-        "{} pages, fan-out {}, ~{} bytes per page, delay {} ms, keep-alive {}, tls {}",
+        "{} pages, fan-out {}, ~{} bytes per page, delay {} ms{page_delay}, keep-alive {}, tls {}",
         config.pages,
         config.fan_out,
         config.page_size,
@@ -175,6 +184,8 @@ mod tests {
             "100000",
             "--delay-ms",
             "5",
+            "--page-delay-ms",
+            "20",
             "--path-delay",
             "/a?b=c=30",
             "--no-keep-alive",
@@ -191,6 +202,7 @@ mod tests {
                 fan_out: 2,
                 page_size: 100_000,
                 delay: Duration::from_millis(5),
+                page_delay: Some(Duration::from_millis(20)),
                 path_delays: vec![("/a?b=c".to_string(), Duration::from_millis(30))],
                 keep_alive: false,
                 port: 8000,

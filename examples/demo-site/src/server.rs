@@ -36,11 +36,18 @@ const LINGER_TIMEOUT: Duration = Duration::from_secs(2);
 /// How much a closing connection is willing to read and throw away.
 const LINGER_LIMIT: u64 = 64 * 1024;
 
+/// How long to wait before answering: see the fields of the same names in
+/// [`crate::SiteConfig`].
+pub(crate) struct Delays {
+    pub delay: Duration,
+    pub page_delay: Option<Duration>,
+    pub path_delays: Vec<(String, Duration)>,
+}
+
 /// State shared by the accept thread, connection threads and `DemoSite`.
 pub(crate) struct Shared {
     pub site: Site,
-    delay: Duration,
-    path_delays: Vec<(String, Duration)>,
+    delays: Delays,
     keep_alive: bool,
     /// Set in TLS mode.
     tls: Option<Arc<ServerConfig>>,
@@ -70,15 +77,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     pub fn new(
         site: Site,
-        delay: Duration,
-        path_delays: Vec<(String, Duration)>,
+        delays: Delays,
         keep_alive: bool,
         tls: Option<Arc<ServerConfig>>,
     ) -> Shared {
         Shared {
             site,
-            delay,
-            path_delays,
+            delays,
             keep_alive,
             tls,
             stats: Mutex::default(),
@@ -119,11 +124,18 @@ impl Shared {
 
     fn delay_for(&self, target: &str) -> Duration {
         let path = target.split_once('?').map_or(target, |(path, _)| path);
-        self.path_delays
+        let paths = &self.delays.path_delays;
+        if let Some((_, delay)) = paths
             .iter()
             .find(|(p, _)| p == target)
-            .or_else(|| self.path_delays.iter().find(|(p, _)| p == path))
-            .map_or(self.delay, |(_, delay)| *delay)
+            .or_else(|| paths.iter().find(|(p, _)| p == path))
+        {
+            return *delay;
+        }
+        match self.delays.page_delay {
+            Some(delay) if self.site.is_numbered_page(path) => delay,
+            _ => self.delays.delay,
+        }
     }
 
     fn update_stats(&self, update: impl FnOnce(&mut Stats)) {

@@ -255,6 +255,30 @@ fn path_delays_override_the_global_delay() {
 }
 
 #[test]
+fn page_delay_holds_back_numbered_pages_only() {
+    // Long enough that a prompt answer cannot be mistaken for a delayed one
+    // on a busy machine. Which paths count as pages is tested in the
+    // content module.
+    let pages = Duration::from_secs(1);
+    let site = DemoSite::start(SiteConfig {
+        page_delay: Some(pages),
+        path_delays: vec![("/pages/b/1.html".to_string(), Duration::ZERO)],
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let mut client = Client::connect(site.addr());
+    let timed = |client: &mut Client, path: &str| {
+        let started = Instant::now();
+        assert_eq!(client.get(path).status, 200, "{path}");
+        started.elapsed()
+    };
+    assert!(timed(&mut client, "/pages/c/2.html?q=1") >= pages);
+    // The index answers at once, and a path delay still wins over pages.
+    assert!(timed(&mut client, "/") < pages);
+    assert!(timed(&mut client, "/pages/b/1.html") < pages);
+}
+
+#[test]
 fn malformed_requests_get_400_and_close() {
     let site = DemoSite::start_default().unwrap();
     let long_header = format!(

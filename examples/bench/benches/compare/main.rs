@@ -420,17 +420,14 @@ fn crawl_rows(
     let cpu = |m: &Measured| m.usage.cpu.as_secs_f64();
     let rss = |m: &Measured| m.usage.max_rss as f64;
     let (k, title) = (workload.key, workload.title);
-    let wall_target = if workload.site.delay.is_zero() {
+    let cpu_bound = workload.latency_bound_secs() == 0.0;
+    let wall_target = if cpu_bound {
         Target::RatioAtMost(0.3)
     } else {
-        // Within 10% of the naive bound, and no slower than the comparator.
+        // Within 10% of the bound, and no slower than the comparator.
         Target::AtMostAndNoWorse(workload.latency_bound_secs() * 1.1)
     };
-    let cpu_target = workload
-        .site
-        .delay
-        .is_zero()
-        .then_some(Target::RatioAtMost(0.5));
+    let cpu_target = cpu_bound.then_some(Target::RatioAtMost(0.5));
     Ok(vec![
         Row {
             what: format!("({k}) {title}: wall time"),

@@ -439,6 +439,27 @@ mod tests {
     }
 
     #[test]
+    fn numbered_pages_are_told_from_the_rest() {
+        let s = site();
+        for page in ["/pages/a/0.html", "/pages/b/1.html", "/pages/a/99.html"] {
+            assert!(s.is_numbered_page(page), "{page}");
+        }
+        for other in [
+            "/",
+            "/pages/a/",
+            "/pages/b/0.html",
+            "/pages/a/100.html",
+            "/pages/a/03.html",
+            "/pages/b/base-target.html",
+            "/pages/d/3.html",
+            "/redirect/chain/1",
+            "/feed.xml",
+        ] {
+            assert!(!s.is_numbered_page(other), "{other}");
+        }
+    }
+
+    #[test]
     fn query_is_ignored_for_routing() {
         let s = site();
         assert_eq!(

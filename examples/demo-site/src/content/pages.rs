@@ -21,6 +21,21 @@ impl Site {
         (n < self.pages && n % DIRS.len() == dir).then(|| self.page(n))
     }
 
+    /// Whether `path` is one of the numbered pages (`/pages/{dir}/N.html`).
+    pub(crate) fn is_numbered_page(&self, path: &str) -> bool {
+        let Some((dir, file)) = path
+            .strip_prefix("/pages/")
+            .and_then(|rest| rest.split_once('/'))
+        else {
+            return false;
+        };
+        let number = file
+            .strip_suffix(".html")
+            .and_then(canonical_number)
+            .and_then(|n| usize::try_from(n).ok());
+        matches!(number, Some(n) if n < self.pages && DIRS.get(n % DIRS.len()) == Some(&dir))
+    }
+
     fn page_path(&self, n: usize) -> String {
         format!("/pages/{}/{n}.html", DIRS[n % DIRS.len()])
     }
