@@ -7,7 +7,8 @@
 #   examples/bench/run.sh --rounds 9      more rounds
 #   examples/bench/run.sh --help          every option
 #
-# The full run takes a minute or two on a 2-core machine. Run it on an idle
+# The first build takes a few minutes (the release profile uses LTO); a full
+# run then takes a minute or two on a 2-core machine. Run it on an idle
 # machine: anything else running skews the numbers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
