@@ -3,7 +3,8 @@
 //! Everything else the crawler does is waiting; parsing is the one real CPU
 //! cost. The chapter parsed on the loop thread, which under the GIL was the
 //! only choice. Here the loop thread hands each page to a small pool of
-//! helper threads, and carries on driving sockets while they parse. A helper
+//! helper threads, and carries on driving sockets while they parse (a small
+//! page is parsed on the spot: sending it away would cost more). A helper
 //! sends the result back through a one-shot slot and wakes the waiting task,
 //! which reaches the sleeping loop through the runtime's cross-thread waker
 //! (the same road `runtime::spawn_blocking` takes for DNS).
