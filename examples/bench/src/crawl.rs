@@ -92,38 +92,69 @@ pub fn expected_visits(site: &DemoSite) -> BTreeSet<Visit> {
         .collect()
 }
 
-/// Reads the comparator's output (see [`Visit::to_line`]).
-pub fn parse_comparator(stdout: &str) -> Result<Vec<Visit>, String> {
-    stdout
-        .lines()
-        .map(|line| {
-            let (status, url) = line
-                .split_once(' ')
-                .ok_or_else(|| format!("comparator output line without a space: {line:?}"))?;
-            let status = match status {
-                "-" => None,
-                s => Some(
-                    s.parse()
-                        .map_err(|e| format!("bad status in {line:?}: {e}"))?,
-                ),
-            };
-            Ok(Visit {
-                url: url.to_string(),
-                status,
-            })
-        })
-        .collect()
+/// What a crawler reported: every URL with its status, and how long the
+/// crawl took by the crawler's own clock, from starting its workers to the
+/// end of its queue. Unlike the wall time, that leaves out starting the
+/// process, writing the report, closing connections and exiting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Crawled {
+    pub visits: Vec<Visit>,
+    pub crawl_secs: f64,
+}
+
+/// The comparator's last line: how long its crawl took.
+pub fn comparator_secs_line(secs: f64) -> String {
+    format!("secs {secs:.6}")
+}
+
+/// Reads the comparator's output: [`Visit::to_line`] lines, then
+/// [`comparator_secs_line`].
+pub fn parse_comparator(stdout: &str) -> Result<Crawled, String> {
+    let mut visits = Vec::new();
+    let mut crawl_secs = None;
+    for line in stdout.lines() {
+        let (first, rest) = line
+            .split_once(' ')
+            .ok_or_else(|| format!("comparator output line without a space: {line:?}"))?;
+        let status = match first {
+            "secs" => {
+                crawl_secs = Some(valid_secs(rest.parse().ok(), line)?);
+                continue;
+            }
+            "-" => None,
+            s => Some(
+                s.parse()
+                    .map_err(|e| format!("bad status in {line:?}: {e}"))?,
+            ),
+        };
+        visits.push(Visit {
+            url: rest.to_string(),
+            status,
+        });
+    }
+    let crawl_secs = crawl_secs.ok_or("the comparator did not say how long it took")?;
+    Ok(Crawled { visits, crawl_secs })
+}
+
+fn valid_secs(secs: Option<f64>, line: &str) -> Result<f64, String> {
+    match secs {
+        Some(secs) if secs.is_finite() && secs >= 0.0 => Ok(secs),
+        _ => Err(format!("no valid duration in {line:?}")),
+    }
 }
 
 /// Reads stage 3's `--report json` output: one object per URL with `url`
 /// and `status` (null when the fetch failed), then a `{"summary": ...}`
-/// line, which is skipped.
-pub fn parse_stage3_json(stdout: &str) -> Result<Vec<Visit>, String> {
+/// line, whose `secs` is the crawl time.
+pub fn parse_stage3_json(stdout: &str) -> Result<Crawled, String> {
     let mut visits = Vec::new();
+    let mut crawl_secs = None;
     for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
         let value: serde_json::Value = serde_json::from_str(line)
             .map_err(|e| format!("stage 3 printed a line that is not JSON ({e}): {line:?}"))?;
-        if value.get("summary").is_some() {
+        if let Some(summary) = value.get("summary") {
+            let secs = summary.get("secs").and_then(|s| s.as_f64());
+            crawl_secs = Some(valid_secs(secs, line)?);
             continue;
         }
         let url = value
@@ -143,7 +174,8 @@ pub fn parse_stage3_json(stdout: &str) -> Result<Vec<Visit>, String> {
             status,
         });
     }
-    Ok(visits)
+    let crawl_secs = crawl_secs.ok_or("stage 3 printed no summary")?;
+    Ok(Crawled { visits, crawl_secs })
 }
 
 /// Checks that `found` is exactly `expected`: no URL missing, none extra,
@@ -195,26 +227,37 @@ mod tests {
     #[test]
     fn comparator_lines_round_trip() {
         let visits = vec![visit(Some(200), "http://h/"), visit(None, "http://h/x")];
-        let text: String = visits.iter().map(|v| v.to_line() + "\n").collect();
+        let mut text: String = visits.iter().map(|v| v.to_line() + "\n").collect();
         assert_eq!(text, "200 http://h/\n- http://h/x\n");
-        assert_eq!(parse_comparator(&text), Ok(visits));
+        // The crawl time is required.
+        assert!(parse_comparator(&text).is_err());
+        text.push_str(&comparator_secs_line(0.25));
+        assert_eq!(
+            parse_comparator(&text),
+            Ok(Crawled {
+                visits,
+                crawl_secs: 0.25
+            })
+        );
         assert!(parse_comparator("200\n").is_err());
         assert!(parse_comparator("abc http://h/\n").is_err());
+        assert!(parse_comparator("secs soon\n").is_err());
     }
 
     #[test]
     fn stage3_json_lines_skip_the_summary() {
         let out = r#"{"url":"http://h/","next_url":null,"status":200,"exception":null}
 {"url":"http://h/f","next_url":null,"status":null,"exception":"gone"}
-{"summary":{"urls":2}}
+{"summary":{"urls":2,"secs":0.5}}
 "#;
         assert_eq!(
             parse_stage3_json(out),
-            Ok(vec![
-                visit(Some(200), "http://h/"),
-                visit(None, "http://h/f")
-            ])
+            Ok(Crawled {
+                visits: vec![visit(Some(200), "http://h/"), visit(None, "http://h/f")],
+                crawl_secs: 0.5
+            })
         );
+        assert!(parse_stage3_json(r#"{"summary":{"urls":2}}"#).is_err());
         assert!(parse_stage3_json("Finished 2 urls\n").is_err());
         assert!(parse_stage3_json(r#"{"status":200}"#).is_err());
     }

@@ -18,7 +18,7 @@ use url::Url;
 fn the_comparator_finds_exactly_the_demo_site() {
     let site = DemoSite::start_default().unwrap();
     let root = Url::parse(&site.url("/")).unwrap();
-    let found = comparator::crawl(root, 10).unwrap();
+    let (found, _) = comparator::crawl(root, 10).unwrap();
     let expected = crawl::expected_visits(&site);
     assert_eq!(
         crawl::check_visits("the comparator", &found, &expected),
@@ -37,7 +37,7 @@ fn the_comparator_finds_exactly_a_small_cpu_workload() {
     };
     let site = DemoSite::start(config).unwrap();
     let root = Url::parse(&site.url("/")).unwrap();
-    let found = comparator::crawl(root, 3).unwrap();
+    let (found, _) = comparator::crawl(root, 3).unwrap();
     assert_eq!(
         crawl::check_visits("the comparator", &found, &crawl::expected_visits(&site)),
         Ok(())
@@ -48,7 +48,7 @@ fn the_comparator_finds_exactly_a_small_cpu_workload() {
 fn the_comparator_reports_failures_with_no_status() {
     // Nothing listens on port 1: every try fails, and the crawl still ends.
     let root = Url::parse("http://127.0.0.1:1/").unwrap();
-    let found = comparator::crawl(root, 2).unwrap();
+    let (found, _) = comparator::crawl(root, 2).unwrap();
     assert_eq!(
         found,
         [Visit {

@@ -22,6 +22,7 @@ use std::collections::HashSet;
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use bench::crawl::Visit;
 use reqwest::header::{CONTENT_TYPE, LOCATION};
@@ -33,8 +34,10 @@ const MAX_REDIRECT: u32 = 10;
 const MAX_TRIES: u32 = 4;
 
 /// Crawls everything reachable from `root` on its host with `max_tasks`
-/// workers, and returns every URL visited with its status.
-pub fn crawl(root: Url, max_tasks: usize) -> io::Result<Vec<Visit>> {
+/// workers, and returns every URL visited with its status, and how long
+/// the crawl took from starting the workers to the end of the queue (the
+/// span stage 3's summary reports as `secs`).
+pub fn crawl(root: Url, max_tasks: usize) -> io::Result<(Vec<Visit>, Duration)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -53,7 +56,7 @@ struct Crawler {
 }
 
 impl Crawler {
-    async fn run(root: Url, max_tasks: usize) -> io::Result<Vec<Visit>> {
+    async fn run(root: Url, max_tasks: usize) -> io::Result<(Vec<Visit>, Duration)> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
@@ -75,12 +78,14 @@ impl Crawler {
         for _ in 0..max_tasks {
             workers.spawn(crawler.clone().work(queue.clone()));
         }
+        let started = Instant::now();
         // `notify_one` keeps a permit if nobody is waiting yet, so a crawl
         // that ends before we get here is not missed.
         crawler.finished.notified().await;
+        let took = started.elapsed();
         workers.shutdown().await;
         let done = std::mem::take(&mut *lock(&crawler.done));
-        Ok(done)
+        Ok((done, took))
     }
 
     // ANCHOR: work
