@@ -34,8 +34,9 @@ impl HostRules {
                 Host::Domain(name) => name.to_string(),
                 ip => ip.to_string(),
             };
-            if !root_domains.contains(&(key.clone(), root.port())) {
-                root_domains.push((key, root.port()));
+            let entry = (key, root.port());
+            if !root_domains.contains(&entry) {
+                root_domains.push(entry);
             }
         }
         HostRules {

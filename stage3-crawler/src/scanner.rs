@@ -86,6 +86,11 @@ fn is_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | b'\x0C' | b'\r' | b' ')
 }
 
+/// Whether `b` ends a tag name (and, in raw text, an end tag's name).
+fn ends_name(b: u8) -> bool {
+    is_space(b) || b == b'/' || b == b'>'
+}
+
 impl<'a> Scanner<'a> {
     // ANCHOR: run
     fn run(&mut self) {
@@ -242,7 +247,7 @@ impl<'a> Scanner<'a> {
     /// A tag whose name starts at `pos`, read to its closing `>`.
     fn tag(&mut self, end: bool) -> Option<Tag<'a>> {
         let start = self.pos;
-        while !matches!(self.peek()?, b'/' | b'>') && !is_space(self.bytes[self.pos]) {
+        while !ends_name(self.peek()?) {
             self.pos += 1;
         }
         let name = &self.html[start..self.pos];
@@ -287,7 +292,7 @@ impl<'a> Scanner<'a> {
             if self.bytes[self.pos] == b'=' {
                 self.pos += 1;
             }
-            while !matches!(self.peek()?, b'/' | b'>' | b'=') && !is_space(self.bytes[self.pos]) {
+            while !ends_name(self.peek()?) && self.bytes[self.pos] != b'=' {
                 self.pos += 1;
             }
             let name = &self.bytes[start..self.pos];
@@ -359,7 +364,7 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
         }
         let candidate = &self.bytes[start..self.pos];
-        let delimited = matches!(self.peek()?, b'/' | b'>') || is_space(self.bytes[self.pos]);
+        let delimited = ends_name(self.peek()?);
         if !delimited || !candidate.eq_ignore_ascii_case(name.as_bytes()) {
             return Some(None);
         }
@@ -466,7 +471,7 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
         }
         let word = &self.bytes[start..self.pos];
-        let delimited = matches!(self.peek()?, b'/' | b'>') || is_space(self.bytes[self.pos]);
+        let delimited = ends_name(self.peek()?);
         Some(delimited && word.eq_ignore_ascii_case(b"script"))
     }
 }
