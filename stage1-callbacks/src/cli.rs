@@ -2,170 +2,99 @@
 
 use std::time::Duration;
 
+use clap::Parser;
+use crawl_kit::args::{parse_root, parse_timeout};
 use url::Url;
 
-pub const USAGE: &str = "\
-usage: stage1-callbacks [URL] [--timeout SECS]
-
-Crawls every page reachable from URL on the same host and port, with a
-callback-driven fetcher per URL, and prints each URL as it is fetched. With
-no URL, crawls a demo site that it starts on 127.0.0.1. Plain HTTP only.
-
-  --timeout SECS   give up on a URL after SECS seconds [default: 10]
-  -h, --help       print this help";
-
-/// What the command line asks for.
-#[derive(Debug, PartialEq)]
-pub enum Command {
-    Help,
-    Crawl(Args),
-}
-
-#[derive(Debug, PartialEq)]
+/// Crawls every page reachable from URL on the same host and port, with a
+/// callback-driven fetcher per URL, and prints each URL as it is fetched.
+/// Plain HTTP only.
+#[derive(Debug, PartialEq, Parser)]
+#[command(name = "stage1-callbacks", version)]
 pub struct Args {
-    /// `None`: crawl the demo site.
+    /// Where to start (`http://` is added when there is no scheme). With no
+    /// URL, crawls a demo site that it starts on 127.0.0.1.
+    #[arg(value_name = "URL", value_parser = parse_url)]
     pub url: Option<Url>,
+    /// Give up on a URL after SECS seconds (fractions allowed).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_timeout)]
     pub timeout: Duration,
 }
 
-/// Parses the arguments after the program name. The error is a message for
-/// the user, to be followed by [`USAGE`].
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
-    let mut parsed = Args {
-        url: None,
-        timeout: Duration::from_secs(10),
-    };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // Both `--timeout 5` and `--timeout=5`.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag.to_string(), Some(value)),
-            _ => (arg.clone(), None),
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--timeout" => {
-                let value = inline
-                    .map(str::to_string)
-                    .or_else(|| args.next())
-                    .ok_or("--timeout needs a value")?;
-                parsed.timeout = parse_timeout(&value)?;
-            }
-            _ if arg.starts_with('-') => return Err(format!("unknown option {arg}")),
-            _ if parsed.url.is_some() => {
-                return Err(format!("unexpected argument {arg}: one URL only"));
-            }
-            _ => parsed.url = Some(parse_url(&arg)?),
+/// A root URL for the plain-HTTP crawlers: http with a host.
+fn parse_url(arg: &str) -> Result<Url, String> {
+    parse_root(arg, &["http"]).map_err(|e| {
+        if arg.starts_with("https:") {
+            format!("{e} (this crawler speaks plain HTTP only; stage3-crawler speaks https)")
+        } else {
+            e
         }
-    }
-    Ok(Command::Crawl(parsed))
-}
-
-/// A root URL for the plain-HTTP crawlers (stages 1 and 2, which share it):
-/// http with a host, or a message that says what to give instead.
-pub fn parse_url(arg: &str) -> Result<Url, String> {
-    let url = Url::parse(arg).map_err(|e| format!("{arg} is not a URL: {e}"))?;
-    match url.scheme() {
-        "http" if url.host().is_some() => Ok(url),
-        "http" => Err(format!("{arg} has no host")),
-        "https" => Err(format!(
-            "{arg}: https is not supported; this crawler speaks plain HTTP only \
-             (stage3-crawler speaks https), so give an http:// URL"
-        )),
-        other => Err(format!(
-            "{arg}: unsupported scheme {other}; give an http:// URL"
-        )),
-    }
-}
-
-/// A `--timeout` value: a positive number of seconds, fractions allowed.
-pub fn parse_timeout(value: &str) -> Result<Duration, String> {
-    value
-        .parse::<f64>()
-        .ok()
-        .filter(|secs| *secs > 0.0)
-        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-        .ok_or_else(|| format!("--timeout {value}: expected a positive number of seconds"))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse_strs(args: &[&str]) -> Result<Command, String> {
-        parse(args.iter().map(|s| s.to_string()))
+    fn parse(args: &[&str]) -> Result<Args, String> {
+        let argv = std::iter::once("stage1-callbacks").chain(args.iter().copied());
+        Args::try_parse_from(argv).map_err(|e| e.to_string())
     }
 
     #[test]
     fn defaults_to_the_demo_site_and_ten_seconds() {
         assert_eq!(
-            parse_strs(&[]),
-            Ok(Command::Crawl(Args {
+            parse(&[]),
+            Ok(Args {
                 url: None,
                 timeout: Duration::from_secs(10)
-            }))
+            })
         );
     }
 
     #[test]
     fn a_url_and_a_timeout_both_ways() {
-        let expected = Ok(Command::Crawl(Args {
+        let expected = Ok(Args {
             url: Some(Url::parse("http://127.0.0.1:8000/docs/").unwrap()),
             timeout: Duration::from_millis(2500),
-        }));
+        });
         assert_eq!(
-            parse_strs(&["http://127.0.0.1:8000/docs/", "--timeout", "2.5"]),
+            parse(&["http://127.0.0.1:8000/docs/", "--timeout", "2.5"]),
             expected
         );
-        assert_eq!(
-            parse_strs(&["--timeout=2.5", "http://127.0.0.1:8000/docs/"]),
-            expected
-        );
-        assert_eq!(parse_strs(&["--timeout", "1", "--help"]), Ok(Command::Help));
-        assert_eq!(parse_strs(&["-h"]), Ok(Command::Help));
+        assert_eq!(parse(&["--timeout=2.5", "127.0.0.1:8000/docs/"]), expected);
     }
 
     #[test]
     fn bad_arguments_are_explained() {
-        let cases: [(&[&str], &str); 9] = [
+        let cases: [(&[&str], &str); 6] = [
             (
                 &["https://example.com/"],
-                "https://example.com/: https is not supported; this crawler speaks plain HTTP \
-                 only (stage3-crawler speaks https), so give an http:// URL",
+                "https://example.com/: unsupported scheme https; give an http:// URL \
+                 (this crawler speaks plain HTTP only; stage3-crawler speaks https)",
             ),
             (
-                &["ftp://example.com/"],
-                "ftp://example.com/: unsupported scheme ftp; give an http:// URL",
-            ),
-            (
-                &["example.com"],
-                "example.com is not a URL: relative URL without a base",
+                &["mailto:a@example.com"],
+                "mailto:a@example.com: unsupported scheme mailto; give an http:// URL",
             ),
             (&["http:"], "http: is not a URL: empty host"),
             (
                 &["--timeout", "0"],
-                "--timeout 0: expected a positive number of seconds",
+                "expected a positive number of seconds, at most 86400 (one day)",
             ),
             (
-                &["--timeout", "-1"],
-                "--timeout -1: expected a positive number of seconds",
+                &["--timeout", "10000000000000000000"],
+                "expected a positive number of seconds, at most 86400 (one day)",
             ),
-            (
-                &["--timeout=inf"],
-                "--timeout inf: expected a positive number of seconds",
-            ),
-            (&["--timeout"], "--timeout needs a value"),
             (
                 &["http://a/", "http://b/"],
-                "unexpected argument http://b/: one URL only",
+                "unexpected argument 'http://b/'",
             ),
         ];
         for (args, message) in cases {
-            assert_eq!(parse_strs(args), Err(message.to_string()), "{args:?}");
+            let error = parse(args).unwrap_err();
+            assert!(error.contains(message), "{args:?}: {error}");
         }
-        assert_eq!(
-            parse_strs(&["--verbose"]),
-            Err("unknown option --verbose".into())
-        );
+        assert!(parse(&["--verbose"]).unwrap_err().contains("--verbose"));
     }
 }

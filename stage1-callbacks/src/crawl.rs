@@ -7,18 +7,18 @@
 //! chapter's `stopped = True` becomes [`EventLoop::stop`].
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashSet};
-use std::fmt;
+use std::collections::HashSet;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crawl_kit::links;
+use crawl_kit::report::{Outcome, Report};
 use runtime::EventLoop;
 use url::Url;
 
 use crate::fetcher::Fetcher;
-use crate::links;
 
 /// How to crawl.
 #[derive(Clone, Copy, Debug)]
@@ -39,83 +39,6 @@ impl Default for Options {
             timeout: Duration::from_secs(10),
             parse_links: links::extract_links,
         }
-    }
-}
-
-/// What became of one URL.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Fetched(Url),
-    /// The URL and why it failed.
-    Failed(Url, String),
-}
-
-impl Outcome {
-    pub fn url(&self) -> &Url {
-        match self {
-            Outcome::Fetched(url) | Outcome::Failed(url, _) => url,
-        }
-    }
-}
-
-/// The line the crawler prints: the URL, or `error: URL (reason)`.
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::Fetched(url) => write!(f, "{url}"),
-            Outcome::Failed(url, reason) => write!(f, "error: {url} ({reason})"),
-        }
-    }
-}
-
-/// The result of a crawl.
-#[derive(Debug)]
-pub struct Report {
-    /// Every URL's outcome, in the order they finished.
-    pub outcomes: Vec<Outcome>,
-    /// How many URLs the crawl found, the root included.
-    pub seen_urls: usize,
-    /// The most URLs in `urls_todo` at once: the chapter's
-    /// `concurrency_achieved`.
-    pub concurrency: usize,
-    /// From the start of the crawl to its end.
-    pub elapsed: Duration,
-}
-
-impl Report {
-    /// Whether `url` was fetched (not failed).
-    pub fn fetched(&self, url: &Url) -> bool {
-        self.outcomes
-            .iter()
-            .any(|o| matches!(o, Outcome::Fetched(u) if u == url))
-    }
-
-    /// The URLs fetched, and the failed ones with their reasons, each
-    /// sorted: what a test compares with the demo site's answer key.
-    pub fn split(&self) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
-        let mut fetched = BTreeSet::new();
-        let mut failed = BTreeSet::new();
-        for outcome in &self.outcomes {
-            match outcome {
-                Outcome::Fetched(url) => {
-                    fetched.insert(url.to_string());
-                }
-                Outcome::Failed(url, reason) => {
-                    failed.insert((url.to_string(), reason.clone()));
-                }
-            }
-        }
-        (fetched, failed)
-    }
-
-    /// The chapter's closing line.
-    pub fn summary(&self) -> String {
-        format!(
-            "{} URLs fetched in {:.1}s, achieved concurrency = {}",
-            self.seen_urls,
-            self.elapsed.as_secs_f64(),
-            self.concurrency
-        )
     }
 }
 

@@ -17,6 +17,9 @@ use std::cell::{Cell, RefCell};
 use std::io::{self, Read, Write};
 use std::rc::Rc;
 
+use crawl_kit::links::same_host;
+use crawl_kit::report::Outcome;
+use crawl_kit::response;
 use log::debug;
 use mio::net::TcpStream;
 use mio::{Interest, Token};
@@ -24,9 +27,7 @@ use runtime::event_loop::TimerId;
 use runtime::{EventLoop, Readiness};
 use url::{Position, Url};
 
-use crate::crawl::{Crawl, Outcome};
-use crate::links::same_host;
-use crate::response;
+use crate::crawl::Crawl;
 
 /// How much `read_response` reads per `read` call, as in the chapter.
 const CHUNK: usize = 4096;

@@ -4,20 +4,18 @@
 //! `fetch` → `connected` → `read_response`, all run by the runtime's
 //! [`EventLoop`](runtime::EventLoop): non-blocking sockets and readiness
 //! callbacks, no futures and no executor. The book's chapter "Programming
-//! With Callbacks" walks through it.
+//! With Callbacks" walks through it. The link rules, the response parser and
+//! the report, which every stage shares, are in [`crawl_kit`].
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`crawl`] | `seen_urls`, `urls_todo`, the loop, the report |
+//! | [`crawl`] | `seen_urls`, `urls_todo`, the loop |
 //! | [`fetcher`] | the `Fetcher` and its three callbacks |
-//! | [`response`] | the status line, headers and body of a response |
-//! | [`links`] | which links a page has and which to follow (shared by all stages) |
 //! | [`cli`] | the command line |
 
 pub mod cli;
 pub mod crawl;
 pub mod fetcher;
-pub mod links;
-pub mod response;
 
-pub use crawl::{Options, Outcome, Report, crawl};
+pub use crawl::{Options, crawl};
+pub use crawl_kit::report::{Outcome, Report};

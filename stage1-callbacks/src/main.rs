@@ -6,35 +6,25 @@
 
 use std::process::ExitCode;
 
+use clap::Parser;
 use demo_site::DemoSite;
-use stage1_callbacks::cli::{self, Command, USAGE};
+use stage1_callbacks::cli::Args;
 use stage1_callbacks::{Options, crawl};
-use url::Url;
 
 fn main() -> ExitCode {
     env_logger::init();
-    let args = match cli::parse(std::env::args().skip(1)) {
-        Ok(Command::Crawl(args)) => args,
-        Ok(Command::Help) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
     // Kept alive until the crawl is over.
     let mut site = None;
     let root = match args.url {
         Some(url) => url,
-        None => match start_demo_site() {
+        None => match DemoSite::start_for_crawl() {
             Ok((started, url)) => {
                 site = Some(started);
                 url
             }
-            Err(message) => {
-                eprintln!("error: {message}");
+            Err(e) => {
+                eprintln!("error: cannot start the demo site: {e}");
                 return ExitCode::FAILURE;
             }
         },
@@ -57,12 +47,4 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-fn start_demo_site() -> Result<(DemoSite, Url), String> {
-    let site = DemoSite::start_default().map_err(|e| format!("cannot start the demo site: {e}"))?;
-    let url = site.url("/");
-    eprintln!("crawling the demo site at {url}");
-    let url = Url::parse(&url).map_err(|e| format!("the demo site's URL {url} is bad: {e}"))?;
-    Ok((site, url))
 }

@@ -1,38 +1,25 @@
 //! The binary: what it prints and how it exits.
 
-mod common;
+use std::process::Output;
 
-use std::process::{Command, Output};
-
-use common::refusing_addr;
 use demo_site::DemoSite;
+use demo_site::testing::{self, refusing_addr};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stage1-callbacks"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap()
+    testing::run(env!("CARGO_BIN_EXE_stage1-callbacks"), args).unwrap()
 }
 
 fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
+    testing::text(&output.stdout)
 }
 
 fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
+    testing::text(&output.stderr)
 }
 
-/// The closing line with the time replaced by X.X, and the concurrency.
+#[track_caller]
 fn closing_line(line: &str) -> (String, usize) {
-    let (head, concurrency) = line.rsplit_once(" = ").unwrap();
-    let (count, time) = head.split_once(" URLs fetched in ").unwrap();
-    let (secs, rest) = time.split_once('s').unwrap();
-    assert!(secs.parse::<f64>().is_ok(), "{line}");
-    (
-        format!("{count} URLs fetched in X.Xs{rest} = C"),
-        concurrency.parse().unwrap(),
-    )
+    testing::closing_line(line).unwrap_or_else(|| panic!("not a closing line: {line}"))
 }
 
 #[test]
@@ -94,7 +81,7 @@ fn with_no_argument_it_crawls_its_own_demo_site() {
 
 #[test]
 fn an_unreachable_root_exits_with_1() {
-    let (_socket, addr) = refusing_addr();
+    let (_socket, addr) = refusing_addr().unwrap();
     let root = format!("http://{addr}/");
     let output = run(&[&root]);
     assert_eq!(output.status.code(), Some(1));
@@ -128,25 +115,40 @@ fn https_and_bad_options_are_refused_with_2() {
     let output = run(&["https://example.com/"]);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(stdout(&output), "");
-    assert!(
-        stderr(&output).starts_with(
-            "error: https://example.com/: https is not supported; this crawler speaks plain \
-             HTTP only (stage3-crawler speaks https), so give an http:// URL\n\nusage: stage1-callbacks"
+    assert_eq!(
+        stderr(&output),
+        "error: invalid value 'https://example.com/' for '[URL]': https://example.com/: \
+         unsupported scheme https; give an http:// URL (this crawler speaks plain HTTP only; \
+         stage3-crawler speaks https)\n\nFor more information, try '--help'.\n"
+    );
+    for (args, value) in [
+        (&["--timeout", "soon"][..], "soon"),
+        (
+            &["--timeout", "10000000000000000000"],
+            "10000000000000000000",
         ),
-        "{}",
-        stderr(&output)
-    );
-    let output = run(&["--timeout", "soon"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output)
-            .starts_with("error: --timeout soon: expected a positive number of seconds\n")
-    );
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(
+            stderr(&output).starts_with(&format!(
+                "error: invalid value '{value}' for '--timeout <SECS>': expected a positive \
+                 number of seconds, at most 86400 (one day)\n"
+            )),
+            "{}",
+            stderr(&output)
+        );
+    }
 }
 
 #[test]
 fn help_is_printed_and_exits_with_0() {
     let output = run(&["--help"]);
     assert_eq!(output.status.code(), Some(0));
-    assert!(stdout(&output).starts_with("usage: stage1-callbacks [URL] [--timeout SECS]\n"));
+    let help = stdout(&output);
+    assert!(
+        help.contains("Usage: stage1-callbacks [OPTIONS] [URL]\n"),
+        "{help}"
+    );
+    assert!(help.contains("--timeout <SECS>"), "{help}");
 }

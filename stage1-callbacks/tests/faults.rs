@@ -4,8 +4,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{crawl_from, refusing_addr, resetting_server, url};
+use common::{crawl_from, url};
 use demo_site::DemoSite;
+use demo_site::testing::{refusing_addr, resetting_server};
 use stage1_callbacks::Outcome;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -49,7 +50,7 @@ fn a_server_that_never_answers_costs_a_timeout() {
 
 #[test]
 fn a_refused_connect_is_an_error_line() {
-    let (_socket, addr) = refusing_addr();
+    let (_socket, addr) = refusing_addr().unwrap();
     let page = format!("http://{addr}/");
     let report = crawl_from(&page, TIMEOUT);
     assert_eq!(
@@ -60,10 +61,10 @@ fn a_refused_connect_is_an_error_line() {
 
 #[test]
 fn a_reset_is_an_error_line() {
-    let (addr, server) = resetting_server();
+    let (addr, server) = resetting_server().unwrap();
     let page = format!("http://{addr}/");
     let report = crawl_from(&page, TIMEOUT);
-    server.join().unwrap();
+    server.join().unwrap().unwrap();
     assert_eq!(
         report.outcomes,
         [failed(

@@ -1,100 +1,66 @@
-//! The command line.
+//! The command line: `stage2-coroutines [URL] [--style STYLE] [--timeout SECS]`.
 
 use std::time::Duration;
 
+use clap::Parser;
+use crawl_kit::args::{parse_root, parse_timeout};
 use url::Url;
-
-use stage1_callbacks::cli::{parse_timeout, parse_url};
 
 use crate::Style;
 
-pub const USAGE: &str = "\
-usage: stage2-coroutines [URL] [--style state-machine|async] [--timeout SECS]
-
-Crawls every page reachable from URL on the same host, a task per URL, and
-prints each URL as it is fetched. With no URL, crawls a demo site that it
-starts on 127.0.0.1. Plain HTTP only.
-
-  --style STYLE    state-machine: hand-written futures (the default)
-                   async: the same fetcher as async fn
-  --timeout SECS   give up on a URL after SECS seconds [default: 10]
-  -h, --help       print this help";
-
-/// What the command line asks for.
-#[derive(Debug, PartialEq)]
-pub enum Command {
-    Help,
-    Crawl(Args),
-}
-
-#[derive(Debug, PartialEq)]
+/// Crawls every page reachable from URL on the same host, a task per URL,
+/// and prints each URL as it is fetched. Plain HTTP only.
+#[derive(Debug, PartialEq, Parser)]
+#[command(name = "stage2-coroutines", version)]
 pub struct Args {
-    /// `None`: crawl the demo site.
+    /// Where to start (`http://` is added when there is no scheme). With no
+    /// URL, crawls a demo site that it starts on 127.0.0.1.
+    #[arg(value_name = "URL", value_parser = parse_url)]
     pub url: Option<Url>,
+    /// Which fetcher runs: `state-machine` (hand-written futures) or `async`
+    /// (the same fetcher as async fn).
+    #[arg(long, value_name = "STYLE", default_value = "state-machine")]
     pub style: Style,
+    /// Give up on a URL after SECS seconds (fractions allowed).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_timeout)]
     pub timeout: Duration,
 }
 
-/// Parses the arguments after the program name. The error is a message for
-/// the user, to be followed by [`USAGE`].
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
-    let mut parsed = Args {
-        url: None,
-        style: Style::default(),
-        timeout: Duration::from_secs(10),
-    };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // Both `--flag value` and `--flag=value`.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--style" => parsed.style = value("--style")?.parse()?,
-            "--timeout" => parsed.timeout = parse_timeout(&value("--timeout")?)?,
-            _ if arg.starts_with('-') => return Err(format!("unknown option {arg}")),
-            _ if parsed.url.is_some() => {
-                return Err(format!("unexpected argument {arg}: one URL only"));
-            }
-            _ => parsed.url = Some(parse_url(&arg)?),
+/// A root URL for the plain-HTTP crawlers: http with a host.
+fn parse_url(arg: &str) -> Result<Url, String> {
+    parse_root(arg, &["http"]).map_err(|e| {
+        if arg.starts_with("https:") {
+            format!("{e} (this crawler speaks plain HTTP only; stage3-crawler speaks https)")
+        } else {
+            e
         }
-    }
-    Ok(Command::Crawl(parsed))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse_strs(args: &[&str]) -> Result<Command, String> {
-        parse(args.iter().map(|s| s.to_string()))
+    fn parse(args: &[&str]) -> Result<Args, String> {
+        let argv = std::iter::once("stage2-coroutines").chain(args.iter().copied());
+        Args::try_parse_from(argv).map_err(|e| e.to_string())
     }
 
     #[test]
     fn defaults() {
         assert_eq!(
-            parse_strs(&[]),
-            Ok(Command::Crawl(Args {
+            parse(&[]),
+            Ok(Args {
                 url: None,
                 style: Style::StateMachine,
                 timeout: Duration::from_secs(10)
-            }))
+            })
         );
     }
 
     #[test]
     fn every_option_both_ways() {
-        let expected = Command::Crawl(Args {
+        let expected = Ok(Args {
             url: Some(Url::parse("http://127.0.0.1:8000/").unwrap()),
             style: Style::Async,
             timeout: Duration::from_millis(2500),
@@ -106,54 +72,36 @@ mod tests {
             "--timeout",
             "2.5",
         ];
-        assert_eq!(parse_strs(&spaced), Ok(expected));
-        let inline = ["http://127.0.0.1:8000/", "--timeout=2.5", "--style=async"];
-        assert!(
-            matches!(parse_strs(&inline), Ok(Command::Crawl(a)) if a.style == Style::Async && a.timeout == Duration::from_millis(2500))
-        );
-        assert_eq!(parse_strs(&["--style", "async", "-h"]), Ok(Command::Help));
+        assert_eq!(parse(&spaced), expected);
+        let inline = ["127.0.0.1:8000", "--timeout=2.5", "--style=async"];
+        assert_eq!(parse(&inline), expected);
     }
 
     #[test]
     fn bad_arguments_are_explained() {
-        let cases: [(&[&str], &str); 8] = [
+        let cases: [(&[&str], &str); 5] = [
             (
                 &["https://example.com/"],
-                "https://example.com/: https is not supported; this crawler speaks plain HTTP only \
-                 (stage3-crawler speaks https), so give an http:// URL",
-            ),
-            (
-                &["ftp://example.com/"],
-                "ftp://example.com/: unsupported scheme ftp; give an http:// URL",
-            ),
-            (
-                &["example.com"],
-                "example.com is not a URL: relative URL without a base",
+                "https://example.com/: unsupported scheme https; give an http:// URL \
+                 (this crawler speaks plain HTTP only; stage3-crawler speaks https)",
             ),
             (
                 &["--style", "generator"],
                 "unknown style \"generator\": expected state-machine or async",
             ),
             (
-                &["--timeout", "0"],
-                "--timeout 0: expected a positive number of seconds",
-            ),
-            (
                 &["--timeout", "NaN"],
-                "--timeout NaN: expected a positive number of seconds",
+                "expected a positive number of seconds, at most 86400 (one day)",
             ),
-            (&["--timeout"], "--timeout needs a value"),
+            (&["--timeout"], "a value is required for '--timeout <SECS>'"),
             (
                 &["http://a/", "http://b/"],
-                "unexpected argument http://b/: one URL only",
+                "unexpected argument 'http://b/'",
             ),
         ];
         for (args, message) in cases {
-            assert_eq!(parse_strs(args), Err(message.to_string()), "{args:?}");
+            let error = parse(args).unwrap_err();
+            assert!(error.contains(message), "{args:?}: {error}");
         }
-        assert_eq!(
-            parse_strs(&["--verbose"]),
-            Err("unknown option --verbose".into())
-        );
     }
 }

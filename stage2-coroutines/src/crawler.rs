@@ -25,8 +25,8 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use stage1_callbacks::links::{extract_links, same_host};
-use stage1_callbacks::response;
+use crawl_kit::links::{extract_links, same_host};
+use crawl_kit::response;
 use url::Url;
 
 use crate::chapter_future;
@@ -34,7 +34,7 @@ use crate::style::{self, Style};
 
 /// What became of one URL, and the result of a crawl: the same types, and so
 /// the same output lines, as stage 1.
-pub use stage1_callbacks::crawl::{Outcome, Report};
+pub use crawl_kit::report::{Outcome, Report};
 
 /// How to crawl.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

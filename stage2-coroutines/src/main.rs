@@ -3,39 +3,22 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use clap::Parser;
 use demo_site::DemoSite;
-use stage2_coroutines::cli::{self, Command, USAGE};
+use stage2_coroutines::cli::Args;
 use stage2_coroutines::{Options, crawl};
 
 fn main() -> ExitCode {
     env_logger::init();
-    let args = match cli::parse(std::env::args().skip(1)) {
-        Ok(Command::Crawl(args)) => args,
-        Ok(Command::Help) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
     // Kept alive until the crawl is over.
     let mut site = None;
     let root = match args.url {
         Some(url) => url,
-        None => match DemoSite::start_default() {
-            Ok(started) => {
-                let url = started.url("/");
-                eprintln!("crawling the demo site at {url}");
+        None => match DemoSite::start_for_crawl() {
+            Ok((started, url)) => {
                 site = Some(started);
-                match url.parse() {
-                    Ok(url) => url,
-                    Err(e) => {
-                        eprintln!("error: the demo site's URL {url} does not parse: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                }
+                url
             }
             Err(e) => {
                 eprintln!("error: cannot start the demo site: {e}");

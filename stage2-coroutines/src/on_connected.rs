@@ -127,14 +127,7 @@ mod tests {
 
     #[test]
     fn a_refused_connect_is_an_error() {
-        // A socket bound to a port but not listening: connects to it are
-        // refused for as long as we hold it.
-        let closed =
-            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        closed
-            .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
-            .unwrap();
-        let addr = closed.local_addr().unwrap().as_socket().unwrap();
+        let (_closed, addr) = demo_site::testing::refusing_addr().unwrap();
         let event_loop = RefCell::new(EventLoop::new().unwrap());
         let err = run(&event_loop, connect(&event_loop, addr))
             .unwrap()

@@ -9,8 +9,9 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
 
-use common::{silent_server, url};
+use common::url;
 use demo_site::DemoSite;
+use demo_site::testing::silent_server;
 use runtime::{Elapsed, JoinError, Runtime};
 use stage2_coroutines::{Options, Outcome, Style, crawl, fetch};
 
@@ -21,7 +22,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 #[test]
 fn cancelling_a_fetch_in_read_closes_its_socket() {
     for style in Style::ALL {
-        let server = silent_server();
+        let server = silent_server().unwrap();
         let page = url(&format!("http://{}/", server.addr));
         let rt = Runtime::new().unwrap();
         let got_request = server.got_request;
@@ -53,7 +54,7 @@ fn cancelling_a_fetch_in_read_closes_its_socket() {
 #[test]
 fn dropping_a_fetch_in_read_closes_its_socket() {
     for style in Style::ALL {
-        let server = silent_server();
+        let server = silent_server().unwrap();
         let page = url(&format!("http://{}/", server.addr));
         let rt = Runtime::new().unwrap();
         let got_request = server.got_request;

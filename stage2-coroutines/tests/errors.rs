@@ -8,8 +8,9 @@ use std::backtrace::Backtrace;
 use std::cell::RefCell;
 use std::time::Duration;
 
-use common::{crawl_from, refusing_addr, resetting_server, url};
+use common::{crawl_from, url};
 use demo_site::DemoSite;
+use demo_site::testing::{refusing_addr, resetting_server};
 use runtime::JoinError;
 use stage2_coroutines::error::chain;
 use stage2_coroutines::{Outcome, Style, fetch, hooks};
@@ -17,12 +18,12 @@ use stage2_coroutines::{Outcome, Style, fetch, hooks};
 #[test]
 fn a_reset_inside_read_reaches_the_caller_with_its_chain() {
     for style in Style::ALL {
-        let (addr, server) = resetting_server();
+        let (addr, server) = resetting_server().unwrap();
         let page = url(&format!("http://{addr}/"));
         let err = runtime::run_until_complete(fetch(&page, style))
             .unwrap()
             .unwrap_err();
-        server.join().unwrap();
+        server.join().unwrap().unwrap();
         assert_eq!(
             chain(&err),
             format!(
@@ -39,7 +40,7 @@ fn a_reset_inside_read_reaches_the_caller_with_its_chain() {
 
 #[test]
 fn a_refused_connect_names_the_address() {
-    let (_socket, addr) = refusing_addr();
+    let (_socket, addr) = refusing_addr().unwrap();
     for style in Style::ALL {
         let page = url(&format!("http://{addr}/x"));
         let err = runtime::run_until_complete(fetch(&page, style))

@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 
 use url::Url;
 
-use stage1_callbacks::links::resolve_hrefs;
+use crawl_kit::links::resolve_hrefs;
 
 use crate::charset::decode;
 use crate::scanner::scan_hrefs;

@@ -25,7 +25,9 @@ use std::borrow::Cow;
 
 use html5ever::data::{C1_REPLACEMENTS, NAMED_ENTITIES};
 use memchr::{memchr, memchr2};
-use stage1_callbacks::links::Href;
+
+pub mod oracle;
+use crawl_kit::links::Href;
 
 // ANCHOR: scan_hrefs
 /// Every `href` attribute of a start tag in `html`, in document order, with

@@ -39,6 +39,8 @@ mod prose;
 mod server;
 mod tls;
 
+pub mod testing;
+
 use server::Shared;
 
 /// How the site is generated and served.
@@ -178,6 +180,16 @@ impl DemoSite {
     /// [`DemoSite::start`] with [`SiteConfig::default`].
     pub fn start_default() -> io::Result<DemoSite> {
         DemoSite::start(SiteConfig::default())
+    }
+
+    /// The crawlers' embedded default: starts the default site, says on
+    /// stderr where it is, and returns it with its root URL. Keep the site
+    /// alive until the crawl is over.
+    pub fn start_for_crawl() -> io::Result<(DemoSite, url::Url)> {
+        let site = DemoSite::start_default()?;
+        let root = url::Url::parse(&site.url("/")).map_err(io::Error::other)?;
+        eprintln!("crawling the demo site at {root}");
+        Ok((site, root))
     }
 
     /// The address the server listens on.

@@ -19,12 +19,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use rustls::ServerConfig;
-
 use crate::Counters;
 use crate::content::{Fault, Resource, Route, Site};
 use crate::http::{Connection, Framing, Incoming, Request, encode_response};
-use crate::tls::{self, Stream};
+use crate::tls::{self, ServerConfig, Stream};
 
 /// An idle keep-alive connection is closed after this long, so threads of
 /// clients that vanish without closing do not pile up.

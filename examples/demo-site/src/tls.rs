@@ -6,15 +6,30 @@
 //! until told to: a test hands [`DemoSite::cert_pem`] to the crawler as its
 //! `--ca-file`, and a test that does not gets "unknown issuer".
 //!
+//! The mode is the cargo feature `tls` (on by default). The crawlers that
+//! speak only plain http turn it off, so that they do not build rustls,
+//! rcgen and ring just to have a demo site: without it, asking for TLS is an
+//! error at start, and a connection is always plain.
+//!
 //! [`DemoSite::cert_pem`]: crate::DemoSite::cert_pem
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 
+#[cfg(feature = "tls")]
 use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair};
+#[cfg(feature = "tls")]
+pub(crate) use rustls::ServerConfig;
+#[cfg(feature = "tls")]
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-use rustls::{ServerConfig, ServerConnection, StreamOwned};
+#[cfg(feature = "tls")]
+use rustls::{ServerConnection, StreamOwned};
+
+/// Without the `tls` feature there is no server configuration: a type with
+/// no values, so the compiler knows every TLS branch is unreachable.
+#[cfg(not(feature = "tls"))]
+pub(crate) enum ServerConfig {}
 
 /// The first byte of every TLS connection: a handshake record (RFC 8446,
 /// section 5.1). No HTTP request starts with it.
@@ -29,6 +44,7 @@ pub(crate) struct Identity {
 // ANCHOR: self_signed
 /// Makes a fresh key and self-signed certificate, and the rustls server
 /// configuration that presents them.
+#[cfg(feature = "tls")]
 pub(crate) fn self_signed() -> io::Result<Identity> {
     let mut params = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
         .map_err(io::Error::other)?;
@@ -55,6 +71,13 @@ pub(crate) fn self_signed() -> io::Result<Identity> {
 }
 // ANCHOR_END: self_signed
 
+#[cfg(not(feature = "tls"))]
+pub(crate) fn self_signed() -> io::Result<Identity> {
+    Err(io::Error::other(
+        "this demo site was built without its `tls` feature",
+    ))
+}
+
 // ANCHOR: starts_with_tls
 /// Whether the client opened with a TLS handshake, without consuming the
 /// byte. `None` if it closed or stayed silent until the read timeout.
@@ -75,11 +98,19 @@ pub(crate) fn starts_with_tls(stream: &TcpStream) -> Option<bool> {
 /// blocking, and the server reads and writes them the same way.
 pub(crate) enum Stream {
     Plain(TcpStream),
+    #[cfg(feature = "tls")]
     Tls(Box<StreamOwned<ServerConnection, TcpStream>>),
 }
 
 impl Stream {
     /// Starts TLS on `tcp`. The handshake itself runs inside the first read.
+    #[cfg(not(feature = "tls"))]
+    pub(crate) fn tls(config: &Arc<ServerConfig>, _tcp: TcpStream) -> io::Result<Stream> {
+        match **config {}
+    }
+
+    /// Starts TLS on `tcp`. The handshake itself runs inside the first read.
+    #[cfg(feature = "tls")]
     pub(crate) fn tls(config: &Arc<ServerConfig>, tcp: TcpStream) -> io::Result<Stream> {
         let conn = ServerConnection::new(Arc::clone(config)).map_err(io::Error::other)?;
         Ok(Stream::Tls(Box::new(StreamOwned::new(conn, tcp))))
@@ -89,6 +120,7 @@ impl Stream {
     pub(crate) fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(tcp) => tcp,
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => &tls.sock,
         }
     }
@@ -97,6 +129,7 @@ impl Stream {
     /// client can tell the end of a close-delimited body from a cut
     /// connection. Plain TCP has nothing to say: its FIN is the end.
     pub(crate) fn close_notify(&mut self) {
+        #[cfg(feature = "tls")]
         if let Stream::Tls(tls) = self {
             tls.conn.send_close_notify();
             let _ = tls.flush();
@@ -108,6 +141,7 @@ impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(tcp) => tcp.read(buf),
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => tls.read(buf),
         }
     }
@@ -117,6 +151,7 @@ impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(tcp) => tcp.write(buf),
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => tls.write(buf),
         }
     }
@@ -124,6 +159,7 @@ impl Write for Stream {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Plain(tcp) => tcp.flush(),
+            #[cfg(feature = "tls")]
             Stream::Tls(tls) => tls.flush(),
         }
     }

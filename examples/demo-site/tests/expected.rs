@@ -380,6 +380,8 @@ fn expected_matches_a_real_crawl_parsed_with_html5ever() {
     }
 }
 
+// Needs the site's TLS mode (the default feature `tls`).
+#[cfg(feature = "tls")]
 #[test]
 fn the_tls_site_has_the_same_paths_and_its_plain_http_door() {
     let site = DemoSite::start(SiteConfig {

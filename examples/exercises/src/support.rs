@@ -13,10 +13,10 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::rc::Rc;
 
+use crawl_kit::links::same_host;
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 use runtime::{EventLoop, Readiness};
-use stage1_callbacks::links::same_host;
 use stage3_crawler::charset::{charset_param, media_type};
 use stage3_crawler::http::{Client, FetchError};
 use stage3_crawler::parsing::parse_page;

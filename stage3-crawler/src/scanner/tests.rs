@@ -1,8 +1,8 @@
-//! The scanner against html5ever's tokenizer (stage 1's `tokenizer_hrefs`),
+//! The scanner against html5ever's tokenizer ([`oracle::tokenizer_hrefs`](super::oracle::tokenizer_hrefs)),
 //! which is the definition of right here.
 
+use super::oracle::tokenizer_hrefs;
 use super::*;
-use stage1_callbacks::links::tokenizer_hrefs;
 
 fn href(value: &str) -> Href {
     Href {

@@ -114,7 +114,7 @@ pub fn links_of(url: &Url, root: &Url) -> Vec<Url> {
     stage3_crawler::parsing::parse_page(&body, charset, url)
         .links
         .into_iter()
-        .filter(|l| l.scheme() == "http" && stage1_callbacks::links::same_host(l, root))
+        .filter(|l| l.scheme() == "http" && crawl_kit::links::same_host(l, root))
         .collect()
 }
 

@@ -108,9 +108,7 @@ fn crawl_url(crawl: &Rc<Crawl>, event_loop: &mut EventLoop, url: Url) {
                 _ => Vec::new(),
             };
             for link in links {
-                if link.scheme() == "http"
-                    && stage1_callbacks::links::same_host(&link, &theirs.root)
-                {
+                if link.scheme() == "http" && crawl_kit::links::same_host(&link, &theirs.root) {
                     crawl_url(&theirs, el, link);
                 }
             }

@@ -1,0 +1,116 @@
+//! What the crawlers' tests share besides the site itself.
+//!
+//! Peers that misbehave at the TCP level: a port that refuses connections,
+//! a server that resets, a server that never answers. (The site serves the
+//! HTTP-level faults under `/fault/`; these are the ones an HTTP server
+//! cannot send from a route.) And a runner for a crawler's binary, with the
+//! parser of the chapter's closing line that stages 1 and 2 print.
+
+use std::ffi::OsStr;
+use std::io::{self, BufRead, BufReader, Read};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Output};
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+/// Reads one request head from `stream`.
+fn read_head(stream: &TcpStream) -> io::Result<()> {
+    let mut lines = BufReader::new(stream).lines();
+    while lines
+        .next()
+        .transpose()?
+        .is_some_and(|line| !line.is_empty())
+    {}
+    Ok(())
+}
+
+/// A server for one connection that reads the request and then resets the
+/// connection (SO_LINGER 0) instead of answering.
+pub fn resetting_server() -> io::Result<(SocketAddr, JoinHandle<io::Result<()>>)> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let server = thread::spawn(move || {
+        let (stream, _) = listener.accept()?;
+        read_head(&stream)?;
+        socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO))
+    });
+    Ok((addr, server))
+}
+
+/// A server for one connection that reads the request, says so on
+/// `got_request`, never answers, and reports on `next_read` what its next
+/// read returned: `Ok(0)` is the client closing the connection.
+pub struct SilentServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Receives `()` once the request has been read.
+    pub got_request: mpsc::Receiver<()>,
+    /// Receives the result of the read after the request.
+    pub next_read: mpsc::Receiver<io::Result<usize>>,
+}
+
+/// Starts a [`SilentServer`].
+pub fn silent_server() -> io::Result<SilentServer> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let (request_tx, got_request) = mpsc::channel();
+    let (read_tx, next_read) = mpsc::channel();
+    thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        if read_head(&stream).is_ok() && request_tx.send(()).is_ok() {
+            let mut buf = [0u8; 64];
+            let _ = read_tx.send(stream.read(&mut buf));
+        }
+    });
+    Ok(SilentServer {
+        addr,
+        got_request,
+        next_read,
+    })
+}
+
+/// An address where connecting is refused for as long as the returned
+/// socket lives: it is bound to a port but not listening.
+pub fn refusing_addr() -> io::Result<(socket2::Socket, SocketAddr)> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    let any = SocketAddr::from(([127, 0, 0, 1], 0));
+    socket.bind(&any.into())?;
+    let addr = socket
+        .local_addr()?
+        .as_socket()
+        .ok_or_else(|| io::Error::other("not an IP socket"))?;
+    Ok((socket, addr))
+}
+
+/// Runs the binary at `path` with `args` to the end, without `RUST_LOG`
+/// from the caller's environment (so stderr holds only what the program
+/// itself says).
+pub fn run(path: impl AsRef<OsStr>, args: &[&str]) -> io::Result<Output> {
+    Command::new(path)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+}
+
+/// The bytes as text; a test fails on output that is not UTF-8.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The chapter's closing line (`N URLs fetched in 0.1s, achieved
+/// concurrency = C`) with its time replaced by `X.X` and its concurrency by
+/// `C`, and the concurrency, which varies from run to run. `None` for a line
+/// of another shape.
+pub fn closing_line(line: &str) -> Option<(String, usize)> {
+    let (head, concurrency) = line.rsplit_once(" = ")?;
+    let (count, time) = head.split_once(" URLs fetched in ")?;
+    let (secs, rest) = time.split_once('s')?;
+    secs.parse::<f64>().ok()?;
+    Some((
+        format!("{count} URLs fetched in X.Xs{rest} = C"),
+        concurrency.parse().ok()?,
+    ))
+}
