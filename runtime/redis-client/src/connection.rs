@@ -1,0 +1,161 @@
+//! One connection to Redis: send commands, read their replies in order.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+
+use runtime::TcpStream;
+
+use crate::frame::{self, Frame, FrameError};
+
+/// What can go wrong talking to Redis.
+#[derive(Debug)]
+pub enum Error {
+    /// The connection failed or closed. The connection is unusable.
+    Io(io::Error),
+    /// The server sent bytes that are not RESP. The connection is unusable.
+    Protocol(FrameError),
+    /// The server refused the command (`-ERR …`, `-NOSCRIPT …`). The
+    /// connection is fine.
+    Server(String),
+    /// The reply has a shape the command does not expect.
+    Unexpected { command: String, reply: Frame },
+}
+
+impl Error {
+    /// Whether the connection should be dropped: after an I/O or framing
+    /// error we no longer know where the next reply starts.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::Io(_) | Error::Protocol(_))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "redis connection: {e}"),
+            Error::Protocol(e) => write!(f, "redis protocol: {e}"),
+            Error::Server(message) => write!(f, "redis: {message}"),
+            Error::Unexpected { command, reply } => {
+                write!(f, "redis: unexpected reply to {command}: {reply:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Error {
+        Error::Io(e)
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        match e {
+            Error::Io(e) => e,
+            other => io::Error::other(other.to_string()),
+        }
+    }
+}
+
+/// A connection, with the bytes read but not yet parsed.
+pub struct Connection {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    addr: SocketAddr,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Connects to the server at `addr`.
+    pub async fn connect(addr: SocketAddr) -> Result<Connection, Error> {
+        let stream = TcpStream::connect(addr).await.map_err(|e| {
+            Error::Io(io::Error::new(
+                e.kind(),
+                format!("cannot connect to redis at {addr}: {e}"),
+            ))
+        })?;
+        // Commands are small and we wait for each answer: do not let Nagle
+        // hold one back.
+        stream.set_nodelay(true)?;
+        Ok(Connection {
+            stream,
+            buf: Vec::with_capacity(4096),
+            addr,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    // ANCHOR: command
+    /// Sends one command and returns its reply. An error reply is
+    /// [`Error::Server`].
+    pub async fn command<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Frame, Error> {
+        let mut out = Vec::new();
+        frame::encode_command(args, &mut out);
+        self.stream.write_all(&out).await?;
+        match self.read_frame().await? {
+            Frame::Error(message) => Err(Error::Server(message)),
+            reply => Ok(reply),
+        }
+    }
+    // ANCHOR_END: command
+
+    // ANCHOR: pipeline
+    /// Sends several commands in one write and reads their replies, in
+    /// order: one round trip instead of `commands.len()`. Each reply is
+    /// `Ok` or the server's error for that command alone; the others still
+    /// ran (a pipeline is not a transaction: see `MULTI` or `EVAL`).
+    pub async fn pipeline<A: AsRef<[u8]>>(
+        &mut self,
+        commands: &[Vec<A>],
+    ) -> Result<Vec<Result<Frame, Error>>, Error> {
+        let mut out = Vec::new();
+        for command in commands {
+            frame::encode_command(command, &mut out);
+        }
+        self.stream.write_all(&out).await?;
+        let mut replies = Vec::with_capacity(commands.len());
+        for _ in commands {
+            replies.push(match self.read_frame().await? {
+                Frame::Error(message) => Err(Error::Server(message)),
+                reply => Ok(reply),
+            });
+        }
+        Ok(replies)
+    }
+    // ANCHOR_END: pipeline
+
+    /// Reads the next whole frame, reading from the socket as needed.
+    async fn read_frame(&mut self) -> Result<Frame, Error> {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            if let Some((frame, used)) = frame::parse(&self.buf).map_err(Error::Protocol)? {
+                self.buf.drain(..used);
+                return Ok(frame);
+            }
+            match self.stream.read(&mut chunk).await? {
+                0 => {
+                    return Err(Error::Io(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("redis at {} closed the connection", self.addr),
+                    )));
+                }
+                n => self
+                    .buf
+                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
+            }
+        }
+    }
+}

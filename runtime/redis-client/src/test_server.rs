@@ -1,0 +1,153 @@
+//! A real `redis-server` for tests: started on a free port of 127.0.0.1 in
+//! a temporary directory, stopped (and the directory removed) on drop.
+//!
+//! Behind the `test-server` feature, for this crate's tests and for every
+//! crate that tests against Redis (`[dev-dependencies] redis-client = {
+//! features = ["test-server"] }`). A missing `redis-server` is a failure
+//! that says what to install, never a skipped test.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::url::RedisUrl;
+
+/// How long a server may take to start answering.
+const STARTUP: Duration = Duration::from_secs(20);
+
+/// A running `redis-server`.
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+    appendonly: bool,
+}
+
+impl RedisServer {
+    /// Starts a throwaway server: no snapshots, no append-only file.
+    pub fn start() -> RedisServer {
+        RedisServer::start_with(false)
+    }
+
+    /// Starts a server that keeps its data across [`restart`](Self::restart)
+    /// when `appendonly` is true.
+    pub fn start_with(appendonly: bool) -> RedisServer {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "redis-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the server's directory");
+        let mut server = RedisServer {
+            child: None,
+            port: free_port(),
+            dir,
+            appendonly,
+        };
+        server.launch();
+        server
+    }
+
+    fn launch(&mut self) {
+        let appendonly = if self.appendonly { "yes" } else { "no" };
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(["--save", "", "--appendonly", appendonly])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start redis-server ({e}): install it with `apt-get install redis-server` \
+                     (.ci/test installs what .ci/packages.txt lists)"
+                )
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + STARTUP;
+        loop {
+            if ping(self.addr()) {
+                return;
+            }
+            if let Some(child) = &mut self.child
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                panic!(
+                    "redis-server on port {} exited at startup: {status}",
+                    self.port
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "redis-server on port {} did not answer PING within {STARTUP:?}",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20)); // polling, with a deadline
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// `redis://127.0.0.1:PORT/name`.
+    pub fn url(&self, name: &str) -> RedisUrl {
+        RedisUrl {
+            host: "127.0.0.1".into(),
+            port: self.port,
+            name: name.into(),
+        }
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and directory.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A port nobody listens on right now. Another program could take it before
+/// the server binds; the server then fails to start, loudly.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind a free port on 127.0.0.1")
+}
+
+/// A blocking `PING`, true on `+PONG`.
+fn ping(addr: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut reply = [0u8; 7];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream.read_exact(&mut reply).is_ok()
+        && &reply == b"+PONG\r\n"
+}
