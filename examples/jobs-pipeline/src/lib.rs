@@ -19,6 +19,7 @@
 
 pub mod http;
 pub mod job;
+pub mod postgres;
 pub mod server;
 pub mod shutdown;
 pub mod store;

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test file uses its own part of this
 
+pub mod postgres;
+
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;

@@ -1,0 +1,192 @@
+//! The PostgreSQL client against a real server.
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::postgres::{PASSWORD, PgServer, TRUSTED};
+use jobs_pipeline::postgres::{Client, PgConfig, PgError};
+use runtime::run_until_complete;
+
+fn bounded<T: Send + 'static>(test: impl AsyncFnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let out = run_until_complete(test()).expect("the runtime runs");
+        let _ = tx.send(out);
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the test finishes within a minute")
+}
+
+fn config(url: &str) -> PgConfig {
+    PgConfig::parse(url, None).unwrap()
+}
+
+#[test]
+fn scram_login_and_parameters_that_are_never_sql() {
+    let server = PgServer::start();
+    let config = config(&server.url());
+    bounded(async move || {
+        let mut db = Client::connect(&config).await.unwrap();
+        db.execute(
+            "CREATE TABLE t (id bigint PRIMARY KEY, doc jsonb NOT NULL)",
+            &[],
+        )
+        .await
+        .unwrap();
+        let evil = r#"{"name": "x'); DROP TABLE t; --", "n": null}"#;
+        assert_eq!(
+            db.execute(
+                "INSERT INTO t VALUES ($1, $2::jsonb)",
+                &[Some("1"), Some(evil)]
+            )
+            .await
+            .unwrap(),
+            1
+        );
+        // Idempotent insert: the second one does nothing, and says so.
+        assert_eq!(
+            db.execute(
+                "INSERT INTO t VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING",
+                &[Some("1"), Some("{}")]
+            )
+            .await
+            .unwrap(),
+            0
+        );
+        let rows = db
+            .query(
+                "SELECT id, doc->>'name', doc->'n', $1::text FROM t",
+                &[None],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            rows,
+            [vec![
+                Some("1".into()),
+                Some("x'); DROP TABLE t; --".into()),
+                Some("null".into()),
+                None
+            ]]
+        );
+        db.close().await;
+    });
+}
+
+#[test]
+fn a_trusted_role_logs_in_without_a_password() {
+    let server = PgServer::start();
+    let admin = config(&server.url());
+    let trusted = config(&format!(
+        "postgres://{TRUSTED}@127.0.0.1:{}/postgres",
+        server.port()
+    ));
+    bounded(async move || {
+        let mut db = Client::connect(&admin).await.unwrap();
+        db.execute(&format!("CREATE ROLE {TRUSTED} LOGIN"), &[])
+            .await
+            .unwrap();
+        let mut db = Client::connect(&trusted).await.unwrap();
+        assert_eq!(
+            db.query("SELECT current_user", &[]).await.unwrap(),
+            [vec![Some(TRUSTED.to_string())]]
+        );
+    });
+}
+
+#[test]
+fn wrong_or_missing_passwords_are_refused_without_showing_them() {
+    let server = PgServer::start();
+    let wrong = config(&format!(
+        "postgres://postgres:not-{PASSWORD}@127.0.0.1:{}/postgres",
+        server.port()
+    ));
+    let missing = config(&format!(
+        "postgres://postgres@127.0.0.1:{}/postgres",
+        server.port()
+    ));
+    let port = server.port();
+    bounded(async move || {
+        let err = Client::connect(&wrong).await.err().unwrap().to_string();
+        assert_eq!(
+            err,
+            "postgres: FATAL: password authentication failed for user \"postgres\" (SQLSTATE 28P01)"
+        );
+        let err = Client::connect(&missing).await.err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "postgres login: postgres://postgres@127.0.0.1:{port}/postgres wants a password: \
+                 put it in the URL or in PGPASSWORD"
+            )
+        );
+    });
+}
+
+#[test]
+fn a_batch_commits_whole_or_not_at_all_and_errors_leave_the_connection_usable() {
+    let server = PgServer::start();
+    let config = config(&server.url());
+    bounded(async move || {
+        let mut db = Client::connect(&config).await.unwrap();
+        db.execute("CREATE TABLE t (id int PRIMARY KEY)", &[])
+            .await
+            .unwrap();
+        let counts = db
+            .execute_batch(
+                "INSERT INTO t VALUES ($1)",
+                &[&[Some("1")], &[Some("2")], &[Some("3")]],
+            )
+            .await
+            .unwrap();
+        assert_eq!(counts, [1, 1, 1]);
+        // The third row collides: the fourth, before it, is rolled back.
+        let err = db
+            .execute_batch("INSERT INTO t VALUES ($1)", &[&[Some("4")], &[Some("1")]])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, PgError::Server(e) if e.code == "23505"),
+            "{err}"
+        );
+        assert!(!err.is_fatal());
+        let err = db.execute("SELEKT 1", &[]).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "postgres: ERROR: syntax error at or near \"SELEKT\" (SQLSTATE 42601)"
+        );
+        assert_eq!(
+            db.query("SELECT count(*) FROM t", &[]).await.unwrap(),
+            [vec![Some("3".into())]]
+        );
+    });
+}
+
+#[test]
+fn a_restarted_server_is_an_io_error_then_a_new_connection_works() {
+    let mut server = PgServer::start();
+    let config = config(&server.url());
+    let (tx, rx) = mpsc::channel::<()>();
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let client = std::thread::spawn(move || {
+        run_until_complete(async move {
+            let mut db = Client::connect(&config).await.unwrap();
+            ready_tx.send(()).unwrap();
+            rx.recv().unwrap(); // restarted meanwhile
+            let err = db.query("SELECT 1", &[]).await.unwrap_err();
+            assert!(err.is_fatal(), "{err}");
+            let mut db = Client::connect(&config).await.unwrap();
+            assert_eq!(
+                db.query("SELECT 1", &[]).await.unwrap(),
+                [vec![Some("1".into())]]
+            );
+        })
+        .unwrap();
+    });
+    ready_rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    server.restart();
+    tx.send(()).unwrap();
+    client.join().unwrap();
+}
