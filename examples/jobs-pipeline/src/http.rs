@@ -19,7 +19,13 @@ pub struct Request {
     pub body: Vec<u8>,
     /// Whether the client wants the connection closed after the response.
     pub close: bool,
+    /// The `Idempotency-Key` header: a client's name for this request, so
+    /// that a retry is recognised as the same job.
+    pub idempotency_key: Option<String>,
 }
+
+/// The longest `Idempotency-Key` we accept (a UUID is 36 characters).
+pub const MAX_KEY: usize = 255;
 
 /// A request we refuse before routing it; the connection closes after the
 /// answer, because we may not know where the next request starts.
@@ -56,6 +62,7 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
     };
     let mut length = None;
     let mut close = version == 0; // HTTP/1.0 closes unless asked not to
+    let mut idempotency_key = None;
     for header in req.headers.iter() {
         let value = std::str::from_utf8(header.value).unwrap_or("").trim();
         if header.name.eq_ignore_ascii_case("content-length") {
@@ -68,6 +75,17 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
             length = Some(n);
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
             return Err(refuse(501, "request bodies must have a Content-Length"));
+        } else if header.name.eq_ignore_ascii_case("idempotency-key") {
+            if value.is_empty()
+                || value.len() > MAX_KEY
+                || !value.bytes().all(|b| b.is_ascii_graphic())
+            {
+                return Err(refuse(
+                    400,
+                    format!("Idempotency-Key must be 1 to {MAX_KEY} visible ASCII characters"),
+                ));
+            }
+            idempotency_key = Some(value.to_string());
         } else if header.name.eq_ignore_ascii_case("connection") {
             for token in value.split(',').map(str::trim) {
                 if token.eq_ignore_ascii_case("close") {
@@ -98,6 +116,7 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
             path: path.to_string(),
             body: body.to_vec(),
             close,
+            idempotency_key,
         },
         head_len + length,
     )))
@@ -158,6 +177,7 @@ fn reason(status: u16) -> &'static str {
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
         411 => "Length Required",
         413 => "Content Too Large",
         431 => "Request Header Fields Too Large",
@@ -185,7 +205,8 @@ mod tests {
                 method: "POST".into(),
                 path: "/jobs".into(),
                 body: b"abcd".to_vec(),
-                close: false
+                close: false,
+                idempotency_key: None,
             }
         );
         // What follows is the next request, left for the next parse.
@@ -221,6 +242,15 @@ mod tests {
         assert_eq!(
             status(b"POST /jobs HTTP/1.1\r\nContent-Length: 65537\r\n\r\n"),
             413
+        );
+        assert_eq!(
+            status(b"POST /jobs HTTP/1.1\r\nIdempotency-Key: a b\r\n\r\n"),
+            400
+        );
+        let key = |raw: &str| parse(raw.as_bytes()).unwrap().unwrap().0.idempotency_key;
+        assert_eq!(
+            key("GET / HTTP/1.1\r\nidempotency-key:  k-1 \r\n\r\n"),
+            Some("k-1".into())
         );
         let mut endless = b"GET / HTTP/1.1\r\nX: ".to_vec();
         endless.resize(MAX_HEAD + 1, b'a');

@@ -17,6 +17,10 @@
 //! open requests finish, and waits on the queue's `join` until every
 //! accepted job is stored.
 
+pub mod api;
+pub mod broker;
+pub mod consumer;
+pub mod front;
 pub mod http;
 pub mod job;
 pub mod postgres;

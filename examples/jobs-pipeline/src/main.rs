@@ -1,6 +1,7 @@
 //! `jobs-pipeline`: POST jobs, they are queued, a consumer stores them in a
 //! JSON Lines file; Ctrl-C stops it without losing one.
 
+mod services;
 mod signals;
 
 use std::net::SocketAddr;
@@ -24,6 +25,10 @@ a second Ctrl-C exits at once.
                   (default 5000)";
 
 fn main() -> ExitCode {
+    // `api` and `store`, the two-service mode, parse their own options.
+    if let Some(code) = services::run_if_named(&std::env::args().skip(1).collect::<Vec<_>>()) {
+        return code;
+    }
     env_logger::init();
     let config = match parse_args(std::env::args().skip(1)) {
         Ok(Some(config)) => config,

@@ -1,0 +1,99 @@
+//! What the two services agree on about Redis: the key names, the accept
+//! script, and how a job id is made.
+
+use redis_client::RedisUrl;
+use sha2::{Digest, Sha256};
+
+/// The consumer group every `store` process joins.
+pub const GROUP: &str = "store";
+/// How long Redis remembers an idempotency key: a day of retries.
+pub const KEY_TTL_SECONDS: u64 = 24 * 60 * 60;
+
+/// The keys of one pipeline, all under the name in the broker URL.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    /// The stream: the article's Kafka topic.
+    pub stream: String,
+    /// A hash from job id to `queued` or `stored`, for `GET /jobs/ID`.
+    pub status: String,
+    prefix: String,
+}
+
+impl Keys {
+    pub fn new(url: &RedisUrl) -> Keys {
+        let prefix = url.name.clone();
+        Keys {
+            stream: format!("{prefix}:stream"),
+            status: format!("{prefix}:status"),
+            prefix,
+        }
+    }
+
+    /// Where an idempotency key's job is remembered. The client's key is
+    /// hashed, so any visible text is a safe Redis key name.
+    pub fn idempotency(&self, key: &str) -> String {
+        format!(
+            "{}:idempotency:{}",
+            self.prefix,
+            hex(&Sha256::digest(key.as_bytes()))
+        )
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ANCHOR: job_id
+/// A job's id. With an idempotency key it is derived from the key, so a
+/// retry names the same job and the store's primary key catches any
+/// duplicate; without one it is random. 53 bits, so that JavaScript clients
+/// read it exactly.
+pub fn job_id(idempotency_key: Option<&str>) -> Result<u64, String> {
+    let mut bytes = [0u8; 8];
+    match idempotency_key {
+        Some(key) => {
+            let digest = Sha256::digest(format!("job-id:{key}").as_bytes());
+            bytes.copy_from_slice(&digest[..8]);
+        }
+        None => getrandom::getrandom(&mut bytes).map_err(|e| format!("no random id: {e}"))?,
+    }
+    // Never 0, which no client should have to special-case.
+    Ok((u64::from_be_bytes(bytes) & ((1 << 53) - 1)).max(1))
+}
+// ANCHOR_END: job_id
+
+// ANCHOR: accept_script
+/// Appends a job, atomically with its idempotency key. Redis runs a script
+/// without interleaving other clients' commands, so two retries racing
+/// each other cannot both append, and a crash cannot leave the key without
+/// the job or the job without the key.
+///
+/// KEYS: the stream, the status hash, and (optional) the idempotency key.
+/// ARGV: the job id, the job's JSON, the key's time to live in seconds.
+/// Returns `{1, json}` for a new job, `{0, earlier_json}` for a retry.
+pub const ACCEPT: &str = r#"
+if KEYS[3] then
+  local earlier = redis.call('GET', KEYS[3])
+  if earlier then return {0, earlier} end
+end
+redis.call('XADD', KEYS[1], '*', 'job', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], 'queued')
+if KEYS[3] then redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[3]) end
+return {1, ARGV[2]}
+"#;
+// ANCHOR_END: accept_script
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_always_names_the_same_job() {
+        let a = job_id(Some("order-17")).unwrap();
+        assert_eq!(job_id(Some("order-17")), Ok(a));
+        assert_ne!(job_id(Some("order-18")), Ok(a));
+        assert!(a < 1 << 53);
+        assert_ne!(job_id(None).unwrap(), job_id(None).unwrap());
+    }
+}

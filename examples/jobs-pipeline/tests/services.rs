@@ -1,0 +1,622 @@
+//! The two services, `api` and `store`, as processes, against a real
+//! redis-server and a real PostgreSQL: the happy path, bad input, a store
+//! killed with SIGKILL, PostgreSQL restarted, Redis lost.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::postgres::{PASSWORD, PgServer};
+use common::{Client, PATIENCE, Reply};
+use jobs_pipeline::postgres::{Client as Db, PgConfig};
+use redis_client::{Connection, RedisServer};
+use runtime::run_until_complete;
+
+/// How long a whole run may take to settle before the test fails.
+const SETTLE: Duration = Duration::from_secs(90);
+
+fn lines(from: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// A running `jobs-pipeline api` or `store`.
+struct Proc {
+    child: Child,
+    banner: String,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+impl Proc {
+    fn start(args: &[&str]) -> Proc {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+            .args(args)
+            .env("RUST_LOG", "jobs_pipeline=info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = lines(child.stdout.take().unwrap());
+        let stderr = lines(child.stderr.take().unwrap());
+        let banner = stdout.recv_timeout(PATIENCE).unwrap_or_else(|_| {
+            panic!(
+                "no banner; stderr: {:?}",
+                stderr.try_iter().collect::<Vec<_>>()
+            )
+        });
+        Proc {
+            child,
+            banner,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn api(broker: &str) -> (Proc, SocketAddr) {
+        let api = Proc::start(&["api", "--port", "0", "--broker", broker]);
+        let addr = api
+            .banner
+            .strip_prefix("jobs-pipeline api: listening on http://")
+            .and_then(|rest| rest.split_once("/jobs"))
+            .unwrap_or_else(|| panic!("{}", api.banner))
+            .0
+            .parse()
+            .unwrap();
+        (api, addr)
+    }
+
+    fn store(broker: &str, db: &str, name: &str) -> Proc {
+        Proc::store_with(broker, db, name, "10")
+    }
+
+    fn store_with(broker: &str, db: &str, name: &str, batch: &str) -> Proc {
+        let store = Proc::start(&[
+            "store",
+            "--broker",
+            broker,
+            "--db",
+            db,
+            "--consumer",
+            name,
+            "--batch",
+            batch,
+            "--claim-idle-ms",
+            "1000",
+        ]);
+        assert!(
+            store
+                .banner
+                .starts_with(&format!("jobs-pipeline store: consumer {name} in group \"store\" of {broker}, storing jobs in postgres://postgres@127.0.0.1:")),
+            "{}",
+            store.banner
+        );
+        store
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Ctrl-C, then the exit status, stdout and stderr.
+    fn interrupt(mut self) -> (ExitStatus, Vec<String>, Vec<String>) {
+        self.signal("INT");
+        let pid = self.child.id();
+        let (done, finished) = mpsc::channel::<()>();
+        thread::spawn(move || {
+            if finished.recv_timeout(PATIENCE).is_err() {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+        });
+        let status = self.child.wait().unwrap();
+        let _ = done.send(());
+        (
+            status,
+            self.stdout.iter().collect(),
+            self.stderr.iter().collect(),
+        )
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn post(client: &mut Client, body: &str, key: Option<&str>) -> std::io::Result<Reply> {
+    let mut request = format!(
+        "POST /jobs HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(key) = key {
+        request.push_str(&format!("Idempotency-Key: {key}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    client.write_raw(request.as_bytes())?;
+    client.read_reply()
+}
+
+fn id_of(reply: &Reply) -> u64 {
+    let value: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+    value["id"].as_u64().unwrap()
+}
+
+/// Runs `f` against the database on a fresh runtime and connection.
+fn with_db<T>(url: &str, f: impl AsyncFnOnce(&mut Db) -> T) -> T {
+    let config = PgConfig::parse(url, None).unwrap();
+    run_until_complete(async move {
+        let mut db = Db::connect(&config).await.unwrap();
+        f(&mut db).await
+    })
+    .unwrap()
+}
+
+/// The job ids in the table, or `None` while the database is down.
+fn stored_ids(url: &str) -> Option<BTreeSet<u64>> {
+    let config = PgConfig::parse(url, None).unwrap();
+    run_until_complete(async move {
+        let mut db = Db::connect(&config).await.ok()?;
+        let rows = db.query("SELECT id FROM jobs", &[]).await.ok()?;
+        Some(
+            rows.iter()
+                .filter_map(|r| r.first()?.as_deref()?.parse().ok())
+                .collect(),
+        )
+    })
+    .unwrap()
+}
+
+/// Entries delivered to consumers and not yet acknowledged.
+fn pending(redis: SocketAddr, consumer: Option<&str>) -> i64 {
+    run_until_complete(async move {
+        let mut conn = Connection::connect(redis).await.unwrap();
+        match consumer {
+            Some(name) => conn
+                .command(&["XPENDING", "jobs:stream", "store", "-", "+", "10000", name])
+                .await
+                .unwrap()
+                .into_items()
+                .unwrap()
+                .len() as i64,
+            None => conn
+                .command(&["XPENDING", "jobs:stream", "store"])
+                .await
+                .unwrap()
+                .into_items()
+                .unwrap()[0]
+                .as_integer()
+                .unwrap(),
+        }
+    })
+    .unwrap()
+}
+
+/// Polls `condition` until it holds, failing after `SETTLE`.
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + SETTLE;
+    while !condition() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {SETTLE:?}"
+        );
+        thread::sleep(Duration::from_millis(50)); // polling, with a deadline
+    }
+}
+
+/// Posts `n` jobs from `threads` threads, each job with its own
+/// idempotency key; returns the accepted ids and when each 202 came.
+fn post_many(
+    addr: SocketAddr,
+    jobs: std::ops::Range<usize>,
+    threads: usize,
+) -> thread::JoinHandle<BTreeMap<u64, SystemTime>> {
+    thread::spawn(move || {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let jobs = jobs.clone();
+                thread::spawn(move || {
+                    let mut accepted = BTreeMap::new();
+                    let mut client = Client::connect(addr).unwrap();
+                    for i in jobs.skip(t).step_by(threads) {
+                        let body = format!(r#"{{"name": "job {i}", "priority": {}}}"#, i % 10);
+                        let reply = post(&mut client, &body, Some(&format!("load-{i}"))).unwrap();
+                        assert_eq!(reply.status, 202, "{}", reply.body);
+                        accepted.insert(id_of(&reply), SystemTime::now());
+                    }
+                    accepted
+                })
+            })
+            .collect();
+        let mut all = BTreeMap::new();
+        for worker in workers {
+            all.extend(worker.join().unwrap());
+        }
+        all
+    })
+}
+
+#[test]
+fn jobs_flow_from_api_to_postgres_and_bad_ones_never_do() {
+    let redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (api, addr) = Proc::api(&broker);
+    let store = Proc::store(&broker, &pg.url(), "store-a");
+    let mut client = Client::connect(addr).unwrap();
+    // Bad input: 4xx, and nothing reaches the stream.
+    for (body, status) in [
+        ("{", 400),
+        (r#"{"name": "x", "priority": 12}"#, 400),
+        (r#"{"name": "x", "priority": 1, "extra": 1}"#, 400),
+    ] {
+        let reply = post(&mut client, body, None).unwrap();
+        assert_eq!(reply.status, status, "{body}: {}", reply.body);
+    }
+    let huge = format!(
+        "POST /jobs HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+        10 << 20
+    );
+    let mut big = Client::connect(addr).unwrap();
+    big.write_raw(huge.as_bytes()).unwrap();
+    assert_eq!(big.read_reply().unwrap().status, 413);
+    assert_eq!(
+        common::request(addr, "GET", "/jobs/12345", None)
+            .unwrap()
+            .status,
+        404
+    );
+    assert_eq!(
+        common::request(addr, "GET", "/jobs/abc", None)
+            .unwrap()
+            .status,
+        400
+    );
+    // A keyed job posted twice is one job.
+    let first = post(
+        &mut client,
+        r#"{"name": "resize", "priority": 3}"#,
+        Some("k-1"),
+    )
+    .unwrap();
+    let again = post(
+        &mut client,
+        r#"{"name": "resize", "priority": 3}"#,
+        Some("k-1"),
+    )
+    .unwrap();
+    assert_eq!((first.status, again.status), (202, 202));
+    assert_eq!(first.body, again.body);
+    let mut ids = BTreeSet::from([id_of(&first)]);
+    for i in 0..20 {
+        let reply = post(
+            &mut client,
+            &format!(r#"{{"name": "n{i}", "priority": 1}}"#),
+            None,
+        )
+        .unwrap();
+        assert_eq!(reply.status, 202);
+        ids.insert(id_of(&reply));
+    }
+    eventually("every job stored", || {
+        stored_ids(&pg.url()) == Some(ids.clone())
+    });
+    for id in &ids {
+        let reply = common::request(addr, "GET", &format!("/jobs/{id}"), None).unwrap();
+        assert_eq!(reply.body, format!(r#"{{"id":{id},"status":"stored"}}"#));
+    }
+    let doc = with_db(&pg.url(), async |db| {
+        db.query(
+            "SELECT doc::text FROM jobs WHERE id = $1",
+            &[Some(&id_of(&first).to_string())],
+        )
+        .await
+        .unwrap()
+    });
+    assert_eq!(
+        doc,
+        [vec![Some(format!(
+            r#"{{"id": {}, "name": "resize", "priority": 3}}"#,
+            id_of(&first)
+        ))]]
+    );
+    assert_eq!(pending(redis.addr(), None), 0);
+    drop(client);
+    let (status, out, err) = store.interrupt();
+    assert!(status.success(), "{status} {err:?}");
+    assert_eq!(
+        out,
+        [
+            "shutting down: finishing the batch in hand",
+            "store stopped: 21 jobs stored, 0 already stored, 0 claimed from other consumers; 0 left pending in the stream"
+        ]
+    );
+    assert!(
+        err.iter().all(|line| !line.contains(PASSWORD)),
+        "the password leaked into the log: {err:?}"
+    );
+    let (status, out, _) = api.interrupt();
+    assert!(status.success());
+    assert_eq!(
+        out[0],
+        "shutting down: no longer accepting connections; finishing open requests"
+    );
+}
+
+// ANCHOR: kill_test
+#[test]
+fn a_store_killed_mid_batch_loses_nothing_and_duplicates_nothing() {
+    let redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (api, addr) = Proc::api(&broker);
+    let a = Proc::store(&broker, &pg.url(), "store-a");
+    let b = Proc::store(&broker, &pg.url(), "store-b");
+    let mut accepted = post_many(addr, 0..500, 25).join().unwrap();
+    // Halfway, freeze A and post a few more jobs until Redis has handed
+    // some to A, then kill it: the kill lands between delivery and
+    // acknowledgement, wherever A was in its batch.
+    let mut client = Client::connect(addr).unwrap();
+    let mut next = 500;
+    let held = loop {
+        assert!(next < 1000, "store-a never received a job while frozen");
+        a.signal("STOP");
+        for i in next..next + 10 {
+            let body = format!(r#"{{"name": "job {i}", "priority": 1}}"#);
+            let reply = post(&mut client, &body, Some(&format!("load-{i}"))).unwrap();
+            assert_eq!(reply.status, 202);
+            accepted.insert(id_of(&reply), SystemTime::now());
+        }
+        next += 10;
+        let held = pending(redis.addr(), Some("store-a"));
+        if held > 0 {
+            break held;
+        }
+        a.signal("CONT");
+    };
+    a.signal("KILL");
+    accepted.extend(post_many(addr, next..1000, 25).join().unwrap());
+    assert_eq!(accepted.len(), 1000);
+    let expected: BTreeSet<u64> = accepted.keys().copied().collect();
+    eventually("every accepted job stored and acknowledged", || {
+        stored_ids(&pg.url()).as_ref() == Some(&expected) && pending(redis.addr(), None) == 0
+    });
+    // Exactly once: the primary key makes a duplicate row impossible, and
+    // the set equality above says none is missing or extra.
+    let (status, out, _) = b.interrupt();
+    assert!(status.success());
+    let claimed: u64 = out[1]
+        .split(", ")
+        .find_map(|part| {
+            part.strip_suffix(" claimed from other consumers; 0 left pending in the stream")
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{out:?}"));
+    assert!(
+        claimed >= held as u64,
+        "B claimed {claimed} of the {held} A held"
+    );
+    // And the api agrees with the database.
+    let mut client = Client::connect(addr).unwrap();
+    for id in &expected {
+        let reply = client
+            .send("GET", &format!("/jobs/{id}"), None, false)
+            .unwrap();
+        assert_eq!(reply.body, format!(r#"{{"id":{id},"status":"stored"}}"#));
+    }
+    drop(api);
+}
+// ANCHOR_END: kill_test
+
+#[test]
+fn a_postgres_restart_mid_run_loses_nothing() {
+    let redis = RedisServer::start();
+    let mut pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (_api, addr) = Proc::api(&broker);
+    let store = Proc::store(&broker, &pg.url(), "store-a");
+    let posting = post_many(addr, 0..1000, 25);
+    eventually("300 jobs stored", || {
+        stored_ids(&pg.url()).is_some_and(|ids| ids.len() >= 300)
+    });
+    pg.restart();
+    let accepted = posting.join().unwrap();
+    let expected: BTreeSet<u64> = accepted.keys().copied().collect();
+    assert_eq!(expected.len(), 1000);
+    eventually("every accepted job stored after the restart", || {
+        stored_ids(&pg.url()).as_ref() == Some(&expected) && pending(redis.addr(), None) == 0
+    });
+    let (status, _, err) = store.interrupt();
+    assert!(status.success());
+    assert!(
+        err.iter()
+            .any(|line| line.contains("reconnected to postgres://postgres@127.0.0.1:")),
+        "{err:?}"
+    );
+    assert!(err.iter().all(|line| !line.contains(PASSWORD)), "{err:?}");
+}
+
+#[test]
+fn without_redis_the_api_answers_503_and_recovers() {
+    let mut redis = RedisServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (api, addr) = Proc::api(&broker);
+    let mut client = Client::connect(addr).unwrap();
+    assert_eq!(
+        post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("r-1"))
+            .unwrap()
+            .status,
+        202
+    );
+    redis.kill();
+    let reply = post(&mut client, r#"{"name": "b", "priority": 1}"#, Some("r-2")).unwrap();
+    assert_eq!(reply.status, 503);
+    assert!(
+        reply.body.starts_with(&format!(
+            r#"{{"error":"the broker at {broker} is unavailable (redis connection: "#
+        )),
+        "{}",
+        reply.body
+    );
+    assert!(
+        reply
+            .body
+            .ends_with(r#"; the job was not accepted, retry later"}"#),
+        "{}",
+        reply.body
+    );
+    redis.restart(); // empty: no append-only file
+    let retry = post(&mut client, r#"{"name": "b", "priority": 1}"#, Some("r-2")).unwrap();
+    assert_eq!(retry.status, 202, "{}", retry.body);
+    drop(api);
+    // With no Redis at all, the api does not start.
+    redis.kill();
+    let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+        .args(["api", "--port", "0", "--broker", &broker])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!("jobs-pipeline api: the broker at {broker} does not answer: redis connection: cannot connect to redis at 127.0.0.1:")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_retry_after_an_api_crash_is_the_same_job() {
+    let redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (first_api, addr) = Proc::api(&broker);
+    let mut client = Client::connect(addr).unwrap();
+    let body = r#"{"name": "once", "priority": 5}"#;
+    let first = post(&mut client, body, Some("crash-1")).unwrap();
+    assert_eq!(first.status, 202);
+    drop(client);
+    drop(first_api); // SIGKILL
+    let (_api, addr) = Proc::api(&broker);
+    let mut client = Client::connect(addr).unwrap();
+    let retry = post(&mut client, body, Some("crash-1")).unwrap();
+    assert_eq!((retry.status, &retry.body), (202, &first.body));
+    let _store = Proc::store(&broker, &pg.url(), "store-a");
+    eventually("the job stored once", || {
+        stored_ids(&pg.url()) == Some(BTreeSet::from([id_of(&first)]))
+    });
+}
+
+#[test]
+fn bad_service_arguments_are_usage_errors() {
+    for (args, message) in [
+        (
+            &["api"][..],
+            "jobs-pipeline api: --broker is required, as in --broker redis://127.0.0.1:6379/jobs",
+        ),
+        (
+            &["store", "--broker", "redis://h/x"][..],
+            "jobs-pipeline store: --db is required, as in --db postgres://jobs@127.0.0.1:5432/jobs",
+        ),
+        (
+            &["api", "--broker", "http://h/x"][..],
+            "jobs-pipeline api: \"http://h/x\": only redis:// URLs are supported, not http://",
+        ),
+        (
+            &["api", "--db", "postgres://u@h/d"][..],
+            "jobs-pipeline api: --db is an option of `store`, not of `api`",
+        ),
+        (
+            &["store", "--db", "postgres://u:hunter2@h/d", "--batch", "0"][..],
+            "jobs-pipeline store: --batch takes a number from 1 to 10000, not \"0\"",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.starts_with(&format!("{message}\nusage: jobs-pipeline api")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("hunter2"));
+    }
+}
+
+/// Not a check but a measurement, for the README: jobs per second from the
+/// first POST until the last row, with one and with two `store` processes,
+/// and the time from each 202 to its row's commit.
+/// `cargo test --release -p jobs-pipeline --test services -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn measure_throughput_and_latency() {
+    for stores in [1, 2] {
+        let redis = RedisServer::start();
+        let pg = PgServer::start();
+        let broker = redis.url("jobs").to_string();
+        let (_api, addr) = Proc::api(&broker);
+        let _stores: Vec<Proc> = (0..stores)
+            .map(|i| Proc::store_with(&broker, &pg.url(), &format!("store-{i}"), "100"))
+            .collect();
+        let n = 5000;
+        let start = SystemTime::now();
+        let accepted = post_many(addr, 0..n, 50).join().unwrap();
+        let expected: BTreeSet<u64> = accepted.keys().copied().collect();
+        eventually("all stored", || {
+            stored_ids(&pg.url()).as_ref() == Some(&expected)
+        });
+        let rows = with_db(&pg.url(), async |db| {
+            db.query(
+                "SELECT id, extract(epoch from stored_at)::float8 FROM jobs",
+                &[],
+            )
+            .await
+            .unwrap()
+        });
+        let mut last = 0.0f64;
+        let mut latencies: Vec<f64> = rows
+            .iter()
+            .map(|row| {
+                let id: u64 = row[0].as_deref().unwrap().parse().unwrap();
+                let stored: f64 = row[1].as_deref().unwrap().parse().unwrap();
+                last = last.max(stored);
+                let answered = accepted[&id]
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs_f64();
+                // The store can commit before the client has read its 202.
+                ((stored - answered) * 1000.0).max(0.0)
+            })
+            .collect();
+        latencies.sort_by(f64::total_cmp);
+        let elapsed = last - start.duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+        println!(
+            "{stores} store(s): {n} jobs in {elapsed:.2} s = {:.0} jobs/s; 202 to stored: median {:.1} ms, p99 {:.1} ms",
+            n as f64 / elapsed,
+            latencies[latencies.len() / 2],
+            latencies[latencies.len() * 99 / 100]
+        );
+    }
+}
