@@ -188,6 +188,13 @@ impl PgServer {
         self.stop();
         self.launch();
     }
+
+    /// Starts a stopped server again.
+    pub fn start_again(&mut self) {
+        if self.child.is_none() {
+            self.launch();
+        }
+    }
 }
 
 impl Drop for PgServer {
