@@ -275,7 +275,7 @@ async fn turn(
     for reply in replies {
         reply.map_err(|e| e.to_string())?;
     }
-    log::info!("stored {} jobs and acknowledged them", jobs.len());
+    log::info!("stored and acknowledged a batch of {}", jobs.len());
     batch.clear();
     Ok(())
 }

@@ -253,8 +253,11 @@ fn run_store(config: ConsumerConfig) -> ExitCode {
     match result {
         Ok(Ok(summary)) => {
             println!(
-                "store stopped: {} jobs stored, {} already stored, {} claimed from other consumers; {} left pending in the stream",
-                summary.stored, summary.duplicates, summary.claimed, summary.left_pending
+                "store stopped: {} stored, {} already stored, {} claimed from other consumers; {} left pending in the stream",
+                jobs(summary.stored),
+                summary.duplicates,
+                summary.claimed,
+                summary.left_pending
             );
             ExitCode::SUCCESS
         }
@@ -266,5 +269,14 @@ fn run_store(config: ConsumerConfig) -> ExitCode {
             eprintln!("jobs-pipeline store: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// "1 job", "2 jobs".
+fn jobs(n: u64) -> String {
+    if n == 1 {
+        "1 job".into()
+    } else {
+        format!("{n} jobs")
     }
 }

@@ -104,6 +104,7 @@ impl Connection {
     pub async fn command<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Frame, Error> {
         let mut out = Vec::new();
         frame::encode_command(args, &mut out);
+        trace_bytes(">", &out);
         self.stream.write_all(&out).await?;
         match self.read_frame().await? {
             Frame::Error(message) => Err(Error::Server(message)),
@@ -125,6 +126,7 @@ impl Connection {
         for command in commands {
             frame::encode_command(command, &mut out);
         }
+        trace_bytes(">", &out);
         self.stream.write_all(&out).await?;
         let mut replies = Vec::with_capacity(commands.len());
         for _ in commands {
@@ -142,6 +144,7 @@ impl Connection {
         let mut chunk = [0u8; 16 * 1024];
         loop {
             if let Some((frame, used)) = frame::parse(&self.buf).map_err(Error::Protocol)? {
+                trace_bytes("<", self.buf.get(..used).unwrap_or_default());
                 self.buf.drain(..used);
                 return Ok(frame);
             }
@@ -158,4 +161,22 @@ impl Connection {
             }
         }
     }
+}
+
+/// Logs the bytes on the wire at trace level (`RUST_LOG=redis_client=trace`),
+/// `\r\n` shown as such, so that a reader can see RESP itself. Long values
+/// are cut short.
+fn trace_bytes(direction: &str, bytes: &[u8]) {
+    if !log::log_enabled!(target: "redis_client", log::Level::Trace) {
+        return;
+    }
+    const SHOWN: usize = 300;
+    let mut text = String::new();
+    for &b in bytes.iter().take(SHOWN) {
+        text.extend(std::ascii::escape_default(b).map(char::from));
+    }
+    if bytes.len() > SHOWN {
+        text.push_str(&format!("... ({} bytes)", bytes.len()));
+    }
+    log::trace!(target: "redis_client", "{direction} {text}");
 }

@@ -162,7 +162,7 @@ pub enum Backend {
     BackendKeyData,
     /// `Z`: ready for the next query; `I` idle, `T` in a transaction, `E`
     /// in a failed transaction.
-    ReadyForQuery(u8),
+    ReadyForQuery(char),
     /// `E`: the command failed.
     Error(ServerError),
     /// `N`: a notice, logged.
@@ -223,7 +223,7 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Backend, usize)>, String> {
             value: r.cstr()?,
         },
         b'K' => Backend::BackendKeyData,
-        b'Z' => Backend::ReadyForQuery(r.u8()?),
+        b'Z' => Backend::ReadyForQuery(char::from(r.u8()?)),
         b'E' => Backend::Error(r.fields()?),
         b'N' => Backend::Notice(r.fields()?),
         b'1' => Backend::ParseComplete,

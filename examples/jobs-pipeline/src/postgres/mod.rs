@@ -84,6 +84,10 @@ impl Client {
         };
         let mut out = Vec::new();
         message::startup(&mut out, &config.user, &config.database);
+        trace(format_args!(
+            "> StartupMessage user={} database={}",
+            config.user, config.database
+        ));
         client.stream.write_all(&out).await?;
         let mut scram = None;
         loop {
@@ -110,6 +114,9 @@ impl Client {
                         "SCRAM-SHA-256",
                         exchange.client_first().as_bytes(),
                     );
+                    trace(format_args!(
+                        "> SASLInitialResponse SCRAM-SHA-256 n,,n=,r=(our nonce)"
+                    ));
                     client.stream.write_all(&out).await?;
                     scram = Some(exchange);
                 }
@@ -122,6 +129,9 @@ impl Client {
                         .map_err(PgError::Auth)?;
                     let mut out = Vec::new();
                     message::sasl_response(&mut out, reply.as_bytes());
+                    trace(format_args!(
+                        "> SASLResponse c=biws,r=(both nonces),p=(our proof)"
+                    ));
                     client.stream.write_all(&out).await?;
                 }
                 Backend::Authentication { code: 12, data } => {
@@ -189,11 +199,15 @@ impl Client {
     ) -> Result<(Vec<Row>, Vec<u64>), PgError> {
         let mut out = Vec::new();
         message::parse(&mut out, sql);
+        trace(format_args!("> Parse {sql:?}"));
         for params in batch {
             message::bind(&mut out, params).map_err(PgError::Protocol)?;
             message::execute(&mut out);
+            trace(format_args!("> Bind {params:?}"));
+            trace(format_args!("> Execute"));
         }
         message::sync(&mut out);
+        trace(format_args!("> Sync"));
         self.stream.write_all(&out).await?;
         let (mut rows, mut counts, mut error) = (Vec::new(), Vec::new(), None);
         loop {
@@ -230,6 +244,13 @@ impl Client {
         loop {
             if let Some((message, used)) = message::decode(&self.buf).map_err(PgError::Protocol)? {
                 self.buf.drain(..used);
+                match &message {
+                    // The SCRAM messages carry salts, nonces and proofs.
+                    Backend::Authentication { code, .. } => {
+                        trace(format_args!("< Authentication {}", auth_name(*code)))
+                    }
+                    other => trace(format_args!("< {other:?}")),
+                }
                 match message {
                     Backend::Notice(notice) => log::debug!("postgres says {notice}"),
                     Backend::Error(e) if e.severity == "FATAL" || e.severity == "PANIC" => {
@@ -272,4 +293,22 @@ async fn connect_any(host: &str, port: u16) -> Result<TcpStream, PgError> {
     Err(PgError::Io(last.unwrap_or_else(|| {
         io::Error::new(io::ErrorKind::NotFound, format!("{host} has no addresses"))
     })))
+}
+
+/// Logs one protocol message at trace level (`RUST_LOG=jobs_pipeline::postgres=trace`).
+/// Nothing secret is ever passed here.
+fn trace(message: fmt::Arguments<'_>) {
+    log::trace!("{message}");
+}
+
+fn auth_name(code: i32) -> &'static str {
+    match code {
+        0 => "Ok",
+        3 => "CleartextPassword",
+        5 => "MD5Password",
+        10 => "SASL (the server offers SCRAM-SHA-256)",
+        11 => "SASLContinue r=(both nonces),s=(salt),i=(iterations)",
+        12 => "SASLFinal v=(the server's signature)",
+        _ => "(another method)",
+    }
 }
