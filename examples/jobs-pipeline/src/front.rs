@@ -22,9 +22,6 @@ use runtime::{JoinHandle, TcpListener, TcpStream, sleep, spawn, timeout};
 use crate::http::{self, Request, Response};
 use crate::shutdown::Shutdown;
 
-/// How long a client may take to send a whole request once it started
-/// one: a slow client gets a 408 instead of holding a connection forever.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 const LINGER: Duration = Duration::from_secs(1);
 
@@ -56,10 +53,13 @@ struct State {
 
 /// Serves `listener` with `handler` until `shutdown`, then closes the
 /// connections as the module says.
+/// A client that started a request has `request_timeout` to send the rest:
+/// a slow client gets a 408 instead of holding a connection forever.
 pub async fn serve<H, F>(
     mut listener: TcpListener,
     shutdown: &Shutdown,
     grace: Duration,
+    request_timeout: Duration,
     handler: H,
 ) -> Closed
 where
@@ -76,8 +76,14 @@ where
             Either::Left(Ok((stream, peer))) => {
                 let id = state.next.get();
                 state.next.set(id + 1);
-                let phase = Rc::new(Cell::new(Phase::Busy));
-                let task = connection(stream, state.clone(), phase.clone(), handler.clone(), id);
+                let phase = Rc::new(Cell::new(Phase::Idle)); // until a byte is read
+                let task = connection(
+                    stream,
+                    state.clone(),
+                    phase.clone(),
+                    handler.clone(),
+                    (id, request_timeout),
+                );
                 let handle = spawn(async move {
                     if let Err(e) = task.await {
                         log::debug!("{peer}: {e}");
@@ -102,17 +108,19 @@ where
             open.handle.cancel();
             closed.idle_closed += 1;
         } else {
-            others.push(open);
+            // Busy now, not at the end, when it will be closing.
+            let busy = open.phase.get() == Phase::Busy;
+            others.push((open, busy));
         }
     }
     let _ = timeout(grace, async {
-        for open in others.iter_mut() {
+        for (open, _) in others.iter_mut() {
             let _ = (&mut open.handle).await;
         }
     })
     .await;
-    for open in &others {
-        let busy = open.phase.get() == Phase::Busy;
+    for (open, busy) in &others {
+        let busy = *busy;
         if open.handle.is_finished() {
             closed.finished += usize::from(busy);
         } else {
@@ -142,7 +150,7 @@ async fn connection<H, F>(
     state: Rc<State>,
     phase: Rc<Cell<Phase>>,
     handler: H,
-    id: u64,
+    (id, request_timeout): (u64, Duration),
 ) -> io::Result<()>
 where
     H: Fn(Request) -> F,
@@ -155,7 +163,8 @@ where
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 8 * 1024];
     loop {
-        if state.closing.get() {
+        // Between requests only: a request already begun is finished.
+        if state.closing.get() && buf.is_empty() {
             return Ok(());
         }
         let request = match http::parse(&buf) {
@@ -168,12 +177,12 @@ where
                     phase.set(Phase::Idle);
                     stream.read(&mut chunk).await
                 } else {
-                    match timeout(REQUEST_TIMEOUT, stream.read(&mut chunk)).await {
+                    match timeout(request_timeout, stream.read(&mut chunk)).await {
                         Ok(n) => n,
                         Err(_) => {
                             let response = Response::error(
                                 408,
-                                &format!("the request took over {REQUEST_TIMEOUT:?} to arrive"),
+                                &format!("the request took over {request_timeout:?} to arrive"),
                             );
                             stream.write_all(&response.to_bytes(true)).await?;
                             phase.set(Phase::Closing);

@@ -205,18 +205,21 @@ async fn close_connections(service: &Service, grace: Duration) -> Summary {
             connection.handle.cancel();
             idle += 1;
         } else {
-            others.push(connection);
+            // Whether it was in the middle of a request *now*: by the time
+            // it ends it will have moved on to closing.
+            let busy = connection.phase.get() == Phase::Busy;
+            others.push((connection, busy));
         }
     }
     let _ = timeout(grace, async {
-        for connection in others.iter_mut() {
+        for (connection, _) in others.iter_mut() {
             let _ = (&mut connection.handle).await;
         }
     })
     .await;
     let (mut finished, mut cut_off) = (0, 0);
-    for connection in &others {
-        let busy = connection.phase.get() == Phase::Busy;
+    for (connection, busy) in &others {
+        let busy = *busy;
         if connection.handle.is_finished() {
             finished += usize::from(busy);
         } else {
@@ -261,7 +264,8 @@ async fn consume(service: Rc<Service>) {
 fn open_connection(service: &Rc<Service>, stream: TcpStream, peer: SocketAddr) {
     let id = service.next_connection.get();
     service.next_connection.set(id + 1);
-    let phase = Rc::new(Cell::new(Phase::Busy));
+    // Idle until its first byte is read: closing it then loses nothing.
+    let phase = Rc::new(Cell::new(Phase::Idle));
     let handle = spawn(connection(stream, peer, service.clone(), phase.clone(), id));
     service
         .connections
@@ -311,7 +315,9 @@ async fn serve_requests(
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 8 * 1024];
     loop {
-        if service.closing.get() {
+        // Between requests only: a request already begun is finished, as
+        // shutdown promises.
+        if service.closing.get() && buf.is_empty() {
             return Ok(());
         }
         let request = match http::parse(&buf) {

@@ -154,6 +154,7 @@ fn parse(name: &str, args: &[String]) -> Result<Service, String> {
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
             broker,
             grace,
+            request_timeout: Duration::from_secs(10),
             connections,
         }));
     }

@@ -296,3 +296,34 @@ fn a_request_that_never_finishes_is_cut_off_after_the_grace_period() {
     );
     std::fs::remove_file(&store).unwrap();
 }
+
+#[test]
+fn a_request_half_read_at_shutdown_is_finished() {
+    let store = temp_store("half-read");
+    let (addr, shutdown, server) = start(&store);
+    let body = r#"{"name": "late", "priority": 2}"#;
+    let mut busy = Client::connect(addr).unwrap();
+    busy.write_raw(
+        format!(
+            "POST /jobs HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    // Answering another connection means the head above was read first.
+    assert_eq!(request(addr, "GET", "/jobs", None).unwrap().status, 200);
+    shutdown.trigger();
+    common::wait_until_refused(addr);
+    // Shutdown has begun; the rest of the request still gets its answer.
+    busy.write_raw(body.as_bytes()).unwrap();
+    let reply = busy.read_reply().unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (202, r#"{"id":1,"name":"late","priority":2}"#)
+    );
+    let summary = server.join().unwrap();
+    assert_eq!((summary.stored, summary.finished), (1, 1));
+    assert_eq!(stored(&store), [job(1, "late", 2)]);
+    std::fs::remove_file(&store).unwrap();
+}

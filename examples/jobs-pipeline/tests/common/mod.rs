@@ -120,3 +120,16 @@ pub fn request(
 ) -> io::Result<Reply> {
     Client::connect(addr)?.send(method, path, body, true)
 }
+
+/// Polls until `addr` refuses connections: the service has dropped its
+/// listener, which it does just before it starts closing connections.
+pub fn wait_until_refused(addr: SocketAddr) {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while TcpStream::connect(addr).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{addr} still accepts connections"
+        );
+        std::thread::sleep(Duration::from_millis(10)); // polling, with a deadline
+    }
+}

@@ -1,0 +1,104 @@
+//! The api service in-process, on a real redis-server: what needs a
+//! setting the command line does not offer, such as a short request
+//! timeout.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use common::{Client, PATIENCE};
+use jobs_pipeline::Shutdown;
+use jobs_pipeline::api::{Api, ApiConfig};
+use jobs_pipeline::front::Closed;
+use redis_client::RedisServer;
+
+/// Runs the api on its own thread until `shutdown`; returns its address and
+/// what shutdown found.
+fn start(redis: &RedisServer, shutdown: &Shutdown) -> (SocketAddr, mpsc::Receiver<Closed>) {
+    let config = ApiConfig {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        broker: redis.url("jobs"),
+        grace: Duration::from_secs(30),
+        request_timeout: Duration::from_millis(200),
+        connections: 4,
+    };
+    let (addr_tx, addr_rx) = mpsc::channel();
+    let (tx, rx) = mpsc::channel();
+    let shutdown = shutdown.clone();
+    // The listener belongs to the thread whose runtime serves it.
+    thread::spawn(move || {
+        let api = Api::bind(config).unwrap();
+        addr_tx.send(api.local_addr()).unwrap();
+        let closed = runtime::run_until_complete(api.serve(shutdown)).unwrap();
+        let _ = tx.send(closed);
+    });
+    (addr_rx.recv_timeout(PATIENCE).unwrap(), rx)
+}
+
+#[test]
+fn a_slow_client_gets_408_and_the_service_goes_on() {
+    let redis = RedisServer::start();
+    let shutdown = Shutdown::new();
+    let (addr, closed) = start(&redis, &shutdown);
+    let mut slow = Client::connect(addr).unwrap();
+    slow.write_raw(b"POST /jobs HTTP/1.1\r\nContent-Length: 40\r\n\r\n{\"na")
+        .unwrap();
+    let reply = slow.read_reply().unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str(), reply.close),
+        (
+            408,
+            r#"{"error":"the request took over 200ms to arrive"}"#,
+            true
+        )
+    );
+    let ok = common::request(addr, "GET", "/jobs/1", None).unwrap();
+    assert_eq!(ok.status, 404);
+    shutdown.trigger();
+    assert_eq!(closed.recv_timeout(PATIENCE).unwrap(), Closed::default());
+}
+
+#[test]
+fn shutdown_lets_a_request_in_progress_finish() {
+    let redis = RedisServer::start();
+    let shutdown = Shutdown::new();
+    let (addr, closed) = start(&redis, &shutdown);
+    let mut idle = Client::connect(addr).unwrap();
+    assert_eq!(
+        idle.send("GET", "/jobs/1", None, false).unwrap().status,
+        404
+    );
+    // Half a request, then shutdown, then the other half: it is answered.
+    let mut busy = Client::connect(addr).unwrap();
+    let body = r#"{"name": "late", "priority": 2}"#;
+    busy.write_raw(
+        format!(
+            "POST /jobs HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    // The service has read the head once a request on another connection
+    // has been answered after it (one loop thread, requests in order).
+    assert_eq!(
+        common::request(addr, "GET", "/jobs/2", None)
+            .unwrap()
+            .status,
+        404
+    );
+    shutdown.trigger();
+    common::wait_until_refused(addr);
+    busy.write_raw(body.as_bytes()).unwrap();
+    let reply = busy.read_reply().unwrap();
+    assert_eq!((reply.status, reply.close), (202, true));
+    // The idle connection (and any of `wait_until_refused`'s probes still
+    // open) were closed; the busy one finished.
+    let closed = closed.recv_timeout(PATIENCE).unwrap();
+    assert_eq!((closed.finished, closed.cut_off), (1, 0));
+    assert!(closed.idle_closed >= 1, "{closed:?}");
+    drop(idle);
+}
