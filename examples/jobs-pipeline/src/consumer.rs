@@ -93,6 +93,9 @@ pub async fn prepare(config: &ConsumerConfig) -> Result<(Connection, Client), St
 struct Links {
     redis: Option<Connection>,
     db: Option<Client>,
+    /// Redis said `NOGROUP`: it restarted without its data, and the group
+    /// must be made again before the next read.
+    regroup: bool,
 }
 
 // ANCHOR: run
@@ -110,6 +113,7 @@ pub async fn run(
     let mut links = Links {
         redis: Some(redis),
         db: Some(db),
+        regroup: false,
     };
     let mut summary = ConsumerSummary::default();
     let mut batch: Vec<StreamEntry> = Vec::new();
@@ -134,6 +138,7 @@ pub async fn run(
         match result {
             Ok(()) => backoff = BACKOFF_FIRST,
             Err(e) => {
+                links.regroup |= e.contains("NOGROUP");
                 log::warn!(
                     "{e}; retrying in {backoff:?} with {} jobs held",
                     batch.len()
@@ -172,6 +177,13 @@ async fn turn(
     next_claim: &mut Instant,
     summary: &mut ConsumerSummary,
 ) -> Result<(), String> {
+    if links.regroup {
+        let redis = redis_link(config, &mut links.redis).await?;
+        let made = io(redis.xgroup_create(&keys.stream, GROUP, "0")).await;
+        check_redis(made, &mut links.redis)?;
+        log::warn!("made the consumer group again: the stream was gone from Redis");
+        links.regroup = false;
+    }
     if batch.is_empty() {
         let redis = redis_link(config, &mut links.redis).await?;
         if Instant::now() >= *next_claim {

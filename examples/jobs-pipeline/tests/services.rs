@@ -529,6 +529,54 @@ fn without_redis_the_api_answers_503_and_recovers() {
 }
 
 #[test]
+fn both_services_carry_on_after_redis_restarts_empty() {
+    let mut redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (_api, addr) = Proc::api(&broker);
+    let store = Proc::store(&broker, &pg.url(), "store-a");
+    let mut client = Client::connect(addr).unwrap();
+    let first = post(
+        &mut client,
+        r#"{"name": "before", "priority": 1}"#,
+        Some("b-1"),
+    )
+    .unwrap();
+    assert_eq!(first.status, 202);
+    eventually("the first job stored", || {
+        stored_ids(&pg.url()) == Some(BTreeSet::from([id_of(&first)]))
+    });
+    // No persistence: the stream, the group and the keys are gone.
+    redis.restart();
+    // The api's pooled connection is dead; a keyed retry gets through.
+    let mut second = post(
+        &mut client,
+        r#"{"name": "after", "priority": 1}"#,
+        Some("a-1"),
+    )
+    .unwrap();
+    if second.status == 503 {
+        second = post(
+            &mut client,
+            r#"{"name": "after", "priority": 1}"#,
+            Some("a-1"),
+        )
+        .unwrap();
+    }
+    assert_eq!(second.status, 202, "{}", second.body);
+    eventually("the second job stored", || {
+        stored_ids(&pg.url()) == Some(BTreeSet::from([id_of(&first), id_of(&second)]))
+    });
+    let (status, _, err) = store.interrupt();
+    assert!(status.success());
+    assert!(
+        err.iter()
+            .any(|line| line.contains("made the consumer group again")),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn a_retry_after_an_api_crash_is_the_same_job() {
     let redis = RedisServer::start();
     let pg = PgServer::start();
