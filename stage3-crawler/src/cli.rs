@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use clap::{ArgAction, Parser, ValueEnum};
+use crawl_kit::args::MAX_DURATION;
 use demo_site::DemoSite;
 use regex::Regex;
 use runtime::Runtime;
@@ -90,6 +91,12 @@ pub struct Args {
           default_value = "30s", value_parser = parse_duration)]
     pub read_timeout: Duration,
 
+    /// Give up on one try of a URL after this long in all, from connect to
+    /// the last byte, even if the server keeps sending (aiohttp's `total`).
+    #[arg(long = "fetch-timeout", alias = "fetch_timeout", value_name = "DURATION",
+          default_value = "5m", value_parser = parse_duration)]
+    pub fetch_timeout: Duration,
+
     /// Fail pages whose body is larger than this: 500K, 10MiB, 1048576.
     #[arg(long = "max-body", alias = "max_body", value_name = "BYTES",
           default_value = "10MiB", value_parser = parse_size)]
@@ -121,11 +128,16 @@ pub struct Args {
     pub ca_file: Vec<CaFile>,
 
     /// Threads that parse pages [default: cores - 1, at least 1]; 0 parses
-    /// on the event-loop thread.
-    #[arg(long = "parse-threads", alias = "parse_threads", value_name = "N")]
-    pub parse_threads: Option<usize>,
+    /// on the event-loop thread. At most 256: parsing is CPU work, and more
+    /// threads than cores only cost memory.
+    #[arg(long = "parse-threads", alias = "parse_threads", value_name = "N",
+          value_parser = clap::value_parser!(u16).range(0..=MAX_PARSE_THREADS))]
+    pub parse_threads: Option<u16>,
 }
 // ANCHOR_END: args
+
+/// The most `--parse-threads` accepted.
+const MAX_PARSE_THREADS: i64 = 256;
 
 const AFTER_HELP: &str = "\
 Every option is also accepted with underscores, as the chapter spells them
@@ -181,10 +193,13 @@ impl Args {
             max_pages: self
                 .max_pages
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            parse_threads: self.parse_threads.unwrap_or_else(default_parse_threads),
+            parse_threads: self
+                .parse_threads
+                .map_or_else(default_parse_threads, usize::from),
             client: ClientConfig {
                 connect_timeout: self.connect_timeout,
                 read_timeout: self.read_timeout,
+                fetch_timeout: self.fetch_timeout,
                 max_body: self.max_body,
                 resolve,
                 ca_certs: self
@@ -208,23 +223,11 @@ impl Args {
     }
 }
 
-/// Adds `http://` to a root that has no scheme, as `crawl.py`'s `fix_url`.
+/// Adds `http://` to a root that has no scheme, as `crawl.py`'s `fix_url`,
+/// and refuses any scheme but http and https (`mailto:a@host` is not a
+/// host called `mailto`).
 pub fn parse_root(root: &str) -> Result<Url, String> {
-    let fixed = if root.contains("://") {
-        root.to_string()
-    } else {
-        format!("http://{root}")
-    };
-    let mut url = Url::parse(&fixed).map_err(|e| format!("not a URL: {e}"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "only http and https URLs can be crawled, not {}",
-            url.scheme()
-        ));
-    }
-    if url.host().is_none() {
-        return Err("the URL has no host".into());
-    }
+    let mut url = crawl_kit::args::parse_root(root, &["http", "https"])?;
     url.set_fragment(None);
     Ok(url)
 }
@@ -233,7 +236,8 @@ fn parse_regex(s: &str) -> Result<Regex, String> {
     Regex::new(s).map_err(|e| e.to_string())
 }
 
-/// `250ms`, `10s`, `1.5s`, `2m`, or a bare number of seconds.
+/// `250ms`, `10s`, `1.5s`, `2m`, or a bare number of seconds; more than a
+/// day is surely a mistake, and a usage error.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s
@@ -249,10 +253,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "m" | "min" => 60.0,
         other => return Err(format!("unknown unit {other:?} (use ms, s or m)")),
     };
-    Duration::try_from_secs_f64(value * scale)
+    let duration = Duration::try_from_secs_f64(value * scale)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{s:?} is not a usable duration"))
+        .ok_or_else(|| format!("{s:?} is not a usable duration"))?;
+    if duration > MAX_DURATION {
+        return Err(format!("{s:?} is longer than a day"));
+    }
+    Ok(duration)
 }
 
 /// A byte count with an optional binary suffix: `512`, `64K`, `10MiB`, `1G`.
@@ -300,11 +308,15 @@ pub fn parse_resolve(s: &str) -> Result<Resolve, String> {
     })
 }
 
+/// The largest `--ca-file` read. A bundle of every public root is about
+/// 200 KB; this leaves room for any real one, and keeps `/dev/zero` out.
+const MAX_CA_FILE: u64 = 10 * 1024 * 1024;
+
 // ANCHOR: parse_ca_file
 /// Reads a `--ca-file`: one or more PEM certificates, each usable as a
 /// root. Anything else is a usage error, caught before the crawl starts.
 pub fn parse_ca_file(path: &str) -> Result<CaFile, String> {
-    let pem = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let pem = read_bounded(path, MAX_CA_FILE)?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{path} is not valid PEM: {e}"))?;
@@ -331,6 +343,30 @@ pub fn parse_ca_file(path: &str) -> Result<CaFile, String> {
     })
 }
 // ANCHOR_END: parse_ca_file
+
+/// Reads a regular file of at most `limit` bytes. A FIFO would block the
+/// command line forever (even opening one waits for a writer, so its type
+/// is checked first, by name) and a device could be endless, so only a
+/// regular file is read, and never more than the limit.
+fn read_bounded(path: &str, limit: u64) -> Result<Vec<u8>, String> {
+    let is_file = |metadata: io::Result<std::fs::Metadata>| match metadata
+        .map_err(|e| format!("cannot read {path}: {e}"))?
+    {
+        m if m.is_file() => Ok(()),
+        _ => Err(format!("{path} is not a regular file")),
+    };
+    is_file(std::fs::metadata(path))?;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    is_file(file.metadata())?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("{path} is larger than {limit} bytes"));
+    }
+    Ok(bytes)
+}
 
 /// Sends log records to env_logger, erasing the progress line first.
 struct Logger {
@@ -500,6 +536,7 @@ mod tests {
         assert_eq!(c.client.max_body, 10 << 20);
         assert_eq!(c.client.connect_timeout, Duration::from_secs(10));
         assert_eq!(c.client.read_timeout, Duration::from_secs(30));
+        assert_eq!(c.client.fetch_timeout, Duration::from_secs(300));
         assert_eq!(a.log_level(), log::LevelFilter::Info);
         let a = Args::try_parse_from(["c", "--strict", "--lenient", "-vv"]).unwrap();
         assert!(!a.config().strict);
@@ -522,6 +559,14 @@ mod tests {
             &["c", "--report", "xml"],
             &["c", "-q", "-v"],
             &["c", "--read-timeout", "0s"],
+            &["c", "--read-timeout", "10000000000000000000"],
+            &["c", "--connect-timeout", "10000000000000000000"],
+            &["c", "--fetch-timeout", "25h"],
+            &["c", "--parse-threads", "100000"],
+            &["c", "--parse-threads", "257"],
+            &["c", "mailto:a@host"],
+            &["c", "javascript:void(0)"],
+            &["c", "file:///etc/passwd"],
             &["c", "--no-such-option"],
         ] {
             let err = Args::try_parse_from(bad).unwrap_err();
@@ -530,8 +575,48 @@ mod tests {
     }
 
     #[test]
+    fn a_ca_file_must_be_a_small_regular_file() {
+        assert_eq!(
+            parse_ca_file("/dev/zero").unwrap_err(),
+            "/dev/zero is not a regular file"
+        );
+        let dir = std::env::temp_dir().join(format!("ca-file-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A FIFO: opening it for reading would block until a writer came,
+        // so it must be refused by its type before it is opened.
+        let fifo = dir.join("fifo.pem");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(
+            parse_ca_file(fifo.to_str().unwrap()).unwrap_err(),
+            format!("{} is not a regular file", fifo.display())
+        );
+        let big = dir.join("big.pem");
+        std::fs::write(&big, vec![b'x'; MAX_CA_FILE as usize + 1]).unwrap();
+        assert_eq!(
+            parse_ca_file(big.to_str().unwrap()).unwrap_err(),
+            format!("{} is larger than {MAX_CA_FILE} bytes", big.display())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn roots_durations_sizes_resolves() {
         assert_eq!(parse_root("a/x#frag").unwrap().as_str(), "http://a/x");
+        assert_eq!(
+            parse_root("localhost:8000").unwrap().as_str(),
+            "http://localhost:8000/"
+        );
+        assert_eq!(
+            parse_root("mailto:a@host"),
+            Err(
+                "mailto:a@host: unsupported scheme mailto; give an http:// URL or an https:// URL"
+                    .into()
+            )
+        );
         assert_eq!(
             parse_root("https://A.com").unwrap().as_str(),
             "https://a.com/"
@@ -539,6 +624,15 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1440m"), Ok(MAX_DURATION));
+        assert_eq!(
+            parse_duration("86401"),
+            Err("\"86401\" is longer than a day".into())
+        );
+        assert_eq!(
+            parse_duration("10000000000000000000"),
+            Err("\"10000000000000000000\" is longer than a day".into())
+        );
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("1h").is_err());
         assert_eq!(parse_size("512"), Ok(512));

@@ -27,7 +27,7 @@ fn usage_errors_exit_2_with_a_clear_message() {
         (&["--max_tasks", "zero"], "--max-tasks"),
         (
             &["ftp://example.com/"],
-            "only http and https URLs can be crawled, not ftp",
+            "ftp://example.com/: unsupported scheme ftp; give an http:// URL or an https:// URL",
         ),
         (&["--exclude", "("], "--exclude"),
         (&["--resolve", "example.test:80"], "is not HOST:PORT:ADDR"),
@@ -58,6 +58,7 @@ fn help_explains_every_option() {
         "--quiet",
         "--connect-timeout",
         "--read-timeout",
+        "--fetch-timeout",
         "--max-body",
         "--max-pages",
         "--report",

@@ -262,6 +262,63 @@ fn a_name_the_certificate_does_not_carry_is_a_stat() {
     assert_eq!(c.stats.len(), 2);
 }
 
+#[test]
+fn a_ca_certificate_used_as_the_leaf_is_explained() {
+    // What `openssl req -x509` makes by default: a self-signed certificate
+    // that says it is a CA. Trusted (it is its own root), it is still
+    // refused as the server's own certificate.
+    let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let server_config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        )
+        .unwrap();
+    let server_config = Arc::new(server_config);
+    let (addr, server) = serve_tls(server_config);
+    let mut config = config();
+    config.max_tries = 1;
+    config.client.ca_certs = vec![cert.der().clone()];
+    let (url, c) = crawl_one(addr, config);
+    server.join().unwrap();
+    assert_eq!(
+        c.stats,
+        [failure(
+            &url,
+            "certificate",
+            "certificate verify failed for 127.0.0.1: the server presents a CA certificate \
+             as its own. rustls refuses a CA certificate as the server's (leaf) certificate, \
+             which curl and OpenSSL accept; the server needs a leaf certificate (CA:FALSE) \
+             signed by that CA"
+        )]
+    );
+}
+
+/// A TLS server for one connection, with `config`: it runs the handshake
+/// as far as the client lets it.
+fn serve_tls(config: Arc<rustls::ServerConfig>) -> (SocketAddr, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let thread = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut conn = rustls::ServerConnection::new(config).unwrap();
+        while conn.is_handshaking() {
+            if conn.complete_io(&mut s).is_err() {
+                break;
+            }
+        }
+    });
+    (addr, thread)
+}
+
 // ---------------------------------------------------------------------------
 // Servers that break TLS. Each serves `tries` connections, one after the
 // other, reading the client's first record before misbehaving.

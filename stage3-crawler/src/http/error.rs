@@ -30,6 +30,9 @@ pub enum FetchError {
     Tls(String),
     /// The server sent nothing for longer than the read timeout.
     ReadTimeout(Duration),
+    /// One attempt, from connect to the last byte, took longer than the
+    /// fetch timeout: a server that keeps sending a little, forever.
+    FetchTimeout(Duration),
     /// A socket error while writing or reading (a reset, say).
     Io(String),
     /// The server closed the connection before the response began.
@@ -62,6 +65,15 @@ impl FetchError {
     }
     // ANCHOR_END: retryable
 
+    /// Whether this failure, on a pooled connection that had received
+    /// nothing, means the server had closed the connection while it sat
+    /// idle: the end of the stream, or a reset. That is not the URL's fault,
+    /// and a new connection is worth one silent try. A timeout is not that:
+    /// the server is there and silent, and waiting again is a real try.
+    pub(crate) fn is_stale_connection(&self) -> bool {
+        matches!(self, FetchError::Closed | FetchError::Io(_))
+    }
+
     /// The stable name the report counts failures by (`fail_KIND`).
     pub fn kind(&self) -> &'static str {
         match self {
@@ -71,7 +83,8 @@ impl FetchError {
             FetchError::Connect(_) => "connect",
             FetchError::ConnectTimeout(_)
             | FetchError::HandshakeTimeout(_)
-            | FetchError::ReadTimeout(_) => "timeout",
+            | FetchError::ReadTimeout(_)
+            | FetchError::FetchTimeout(_) => "timeout",
             FetchError::Certificate(_) => "certificate",
             FetchError::Tls(_) => "tls",
             FetchError::Io(_) => "io",
@@ -106,6 +119,10 @@ impl fmt::Display for FetchError {
             FetchError::ConnectTimeout(d) => write!(f, "connect timed out after {d:?}"),
             FetchError::HandshakeTimeout(d) => write!(f, "TLS handshake timed out after {d:?}"),
             FetchError::ReadTimeout(d) => write!(f, "read timed out after {d:?}"),
+            FetchError::FetchTimeout(d) => write!(
+                f,
+                "fetch timed out after {d:?}: the server was still sending (--fetch-timeout)"
+            ),
             FetchError::Closed => f.write_str("connection closed before the response"),
             FetchError::TooLarge { limit, .. } => {
                 write!(f, "body larger than the {limit}-byte limit (--max-body)")

@@ -40,6 +40,9 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// For each read: how long the server may stay silent.
     pub read_timeout: Duration,
+    /// For one attempt as a whole, from connect to the last byte: how long
+    /// a server that keeps sending a little may take.
+    pub fetch_timeout: Duration,
     /// The largest body we read; past it, the fetch fails and the
     /// connection is closed.
     pub max_body: u64,
@@ -57,6 +60,8 @@ impl Default for ClientConfig {
         ClientConfig {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
+            // aiohttp's `total` default.
+            fetch_timeout: Duration::from_secs(5 * 60),
             max_body: 10 * 1024 * 1024,
             resolve: HashMap::new(),
             max_idle: 100,
@@ -88,16 +93,28 @@ impl Client {
 
     // ANCHOR: get
     /// Fetches `url` with a GET request. Any status is a response; only a
-    /// failure to get one is an error.
+    /// failure to get one is an error. The read timeout bounds each silence;
+    /// the fetch timeout bounds the whole attempt, so that a server sending
+    /// one byte a second cannot hold a worker forever.
     pub async fn get(&self, url: &Url) -> Result<Response, FetchError> {
+        let limit = self.config.fetch_timeout;
+        timeout(limit, self.attempt(url))
+            .await
+            .unwrap_or(Err(FetchError::FetchTimeout(limit)))
+    }
+
+    async fn attempt(&self, url: &Url) -> Result<Response, FetchError> {
         let origin = origin(url)?;
         let request = request(url);
         // A pooled connection the server closed a moment ago fails before a
         // single byte of the response arrives. That is not the URL's fault:
-        // try once more on a new connection, as browsers do.
+        // try once more on a new connection, as browsers do. Only then: a
+        // timeout on it was a real wait, and counts as the try it was.
         if let Some(conn) = self.pool.take(&origin) {
             match self.exchange(conn, &origin, &request).await {
-                Err((e, 0)) => debug!("reused connection failed ({e}); retrying on a new one"),
+                Err((e, 0)) if e.is_stale_connection() => {
+                    debug!("reused connection failed ({e}); retrying on a new one")
+                }
                 Err((e, _)) => return Err(e),
                 Ok(response) => return Ok(response),
             }

@@ -138,6 +138,17 @@ async fn read_head(conn: &mut Connection, read_timeout: Duration) -> Result<Resp
     }
 }
 
+/// A header value as text. Servers send UTF-8 more often than the Latin-1
+/// the old RFCs name (a `Location: /café` in UTF-8 bytes is common), so
+/// UTF-8 is tried first; bytes that are not UTF-8 are read as Latin-1, which
+/// never fails.
+fn header_text(value: &[u8]) -> String {
+    match std::str::from_utf8(value) {
+        Ok(text) => text.to_string(),
+        Err(_) => value.iter().map(|&b| char::from(b)).collect(),
+    }
+}
+
 /// Parses the head at the front of `conn.buf`, if it is all there.
 fn parse_head(conn: &mut Connection) -> Result<Option<Response>, FetchError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -170,12 +181,7 @@ fn parse_head(conn: &mut Connection) -> Result<Option<Response>, FetchError> {
         headers: parsed
             .headers
             .iter()
-            .map(|h| {
-                (
-                    h.name.to_string(),
-                    h.value.iter().map(|&b| char::from(b)).collect(),
-                )
-            })
+            .map(|h| (h.name.to_string(), header_text(h.value)))
             .collect(),
         body: Vec::new(),
     };
@@ -275,8 +281,7 @@ async fn read_chunked(
         let line = read_line(conn, read_timeout).await?;
         let size = parse_chunk_size(&line)?;
         if size == 0 {
-            // Trailers, until an empty line.
-            while !read_line(conn, read_timeout).await?.is_empty() {}
+            read_trailers(conn, read_timeout).await?;
             return Ok(Some(body));
         }
         if (body.len() as u64).saturating_add(size) > max_body {
@@ -301,6 +306,26 @@ async fn read_chunked(
     }
 }
 // ANCHOR_END: read_chunked
+
+/// Skips the trailer lines after the last chunk, up to an empty line, with
+/// the limits a head has: an endless stream of small trailers is as much an
+/// attack as an endless head.
+async fn read_trailers(conn: &mut Connection, read_timeout: Duration) -> Result<(), FetchError> {
+    let (mut count, mut bytes) = (0, 0);
+    loop {
+        let line = read_line(conn, read_timeout).await?;
+        if line.is_empty() {
+            return Ok(());
+        }
+        count += 1;
+        bytes += line.len() + 2;
+        if count > MAX_HEADERS || bytes > MAX_HEAD {
+            return Err(FetchError::Malformed(format!(
+                "trailers longer than {MAX_HEADERS} lines or {MAX_HEAD} bytes"
+            )));
+        }
+    }
+}
 
 /// Reads more; an end of stream inside a chunked body is an error.
 async fn fill_or_truncated(

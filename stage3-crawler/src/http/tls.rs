@@ -228,15 +228,10 @@ impl TlsStream {
             });
         };
         match tls_error {
-            rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
-                FetchError::Certificate(format!(
-                    "certificate verify failed for {host}: unknown issuer \
-                     (no trusted root signed it; see --ca-file)"
-                ))
-            }
-            rustls::Error::InvalidCertificate(reason) => {
-                FetchError::Certificate(format!("certificate verify failed for {host}: {reason}"))
-            }
+            rustls::Error::InvalidCertificate(reason) => FetchError::Certificate(format!(
+                "certificate verify failed for {host}: {}",
+                certificate_problem(reason)
+            )),
             _ if self.first_bytes.starts_with(b"HTTP/") => {
                 FetchError::Tls("TLS handshake failed: the server answered in plain HTTP".into())
             }
@@ -301,5 +296,54 @@ impl Drop for TlsStream {
     fn drop(&mut self) {
         self.tls.send_close_notify();
         let _ = self.poll_flush(&mut Context::from_waker(Waker::noop()));
+    }
+}
+
+/// What is wrong with a certificate, in words a user can act on. rustls's
+/// own names (`CaUsedAsEndEntity`, `BadEncoding`) are for programmers.
+fn certificate_problem(reason: &CertificateError) -> String {
+    match reason {
+        CertificateError::UnknownIssuer => {
+            "unknown issuer (no trusted root signed it; see --ca-file)".into()
+        }
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+            format!("the certificate has expired ({reason})")
+        }
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            format!("the certificate is not valid yet; is this machine's clock right? ({reason})")
+        }
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+            reason.to_string()
+        }
+        CertificateError::Revoked => "the certificate has been revoked by its issuer".into(),
+        CertificateError::BadSignature => {
+            "the certificate's signature does not verify: it was not signed by the key it \
+             names as its issuer"
+                .into()
+        }
+        CertificateError::BadEncoding => "the certificate is not valid DER (malformed)".into(),
+        CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+        | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+            format!("the certificate is signed with an algorithm we do not accept ({reason})")
+        }
+        CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+            format!("the certificate is not for TLS servers ({reason})")
+        }
+        CertificateError::Other(other) => match other.0.downcast_ref::<webpki::Error>() {
+            Some(webpki::Error::CaUsedAsEndEntity) => {
+                "the server presents a CA certificate as its own. rustls refuses a CA \
+                 certificate as the server's (leaf) certificate, which curl and OpenSSL \
+                 accept; the server needs a leaf certificate (CA:FALSE) signed by that CA"
+                    .into()
+            }
+            Some(webpki::Error::EndEntityUsedAsCa) => {
+                "a certificate in the chain that signed the server's is not a CA \
+                 certificate (CA:FALSE), so it may not sign others"
+                    .into()
+            }
+            Some(other) => format!("the certificate was refused: {other}"),
+            None => format!("the certificate was refused: {other}"),
+        },
+        other => format!("the certificate was refused: {other}"),
     }
 }
