@@ -19,13 +19,26 @@ use std::time::{Duration, Instant};
 use crate::event_loop::TimerId;
 use crate::executor::{self, Inner};
 
-/// Completes after `duration`.
+/// Completes after `duration`. A duration too long for the clock (say
+/// `Duration::MAX`) means a deadline that never comes, not a panic.
 ///
 /// # Panics
 ///
 /// When polled outside a running runtime, where no timer could ever fire.
 pub fn sleep(duration: Duration) -> Sleep {
-    sleep_until(Instant::now() + duration)
+    sleep_until(deadline_after(duration))
+}
+
+/// The instant `duration` from now, saturating: `Instant + Duration` panics
+/// when the sum does not fit the clock, and a caller's `Duration::MAX`
+/// ("no limit") must not crash the program. A hundred years is "never" for
+/// any timer this runtime will run.
+pub fn deadline_after(duration: Duration) -> Instant {
+    const NEVER: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+    let now = Instant::now();
+    now.checked_add(duration.min(NEVER))
+        .or_else(|| now.checked_add(Duration::from_secs(24 * 60 * 60)))
+        .unwrap_or(now)
 }
 
 /// Completes at `deadline`.
@@ -159,6 +172,17 @@ mod tests {
         let start = Instant::now();
         run_until_complete(sleep(Duration::from_millis(20))).unwrap();
         assert!(start.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn durations_too_long_for_the_clock_mean_never() {
+        let out = run_until_complete(timeout(Duration::MAX, async { 7 })).unwrap();
+        assert_eq!(out, Ok(7));
+        let never = deadline_after(Duration::MAX);
+        assert!(never > Instant::now() + Duration::from_secs(50 * 365 * 24 * 60 * 60));
+        // A sleep that will never fire, raced against one that will.
+        let out = run_until_complete(timeout(Duration::from_millis(1), sleep(Duration::MAX)));
+        assert_eq!(out.unwrap(), Err(Elapsed(Duration::from_millis(1))));
     }
 
     #[test]
