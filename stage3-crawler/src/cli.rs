@@ -23,7 +23,7 @@ use url::Url;
 use crate::config::{Config, default_parse_threads};
 use crate::crawling::{Crawler, Outcome};
 use crate::http::ClientConfig;
-use crate::interrupt::{EXIT_INTERRUPTED, Interrupt};
+use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
 use crate::progress;
 use crate::reporting;
 
@@ -457,21 +457,24 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     // it: a write per line would be a system call per URL on the loop
     // thread, and a wakeup for whatever reads the pipe. A terminal still
     // sees each line at once.
-    let out = Rc::new(RefCell::new(BufWriter::new(io::stdout())));
+    let out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
     if args.report == Report::Json {
-        let out = Rc::clone(&out);
         let each_line = io::stdout().is_terminal();
-        crawler.on_stat(move |stat| {
+        // A closed stdout (`| head`) must not stop the crawl.
+        let write_line = move |out: &RefCell<ReportOut<BufWriter<io::Stdout>>>, line: String| {
             let mut out = out.borrow_mut();
-            // A closed stdout (`| head`) must not stop the crawl.
-            let _ = writeln!(out, "{}", reporting::json_line(stat));
+            let _ = writeln!(out, "{line}");
             if each_line {
                 let _ = out.flush();
             }
-        });
+        };
+        let stats_out = Rc::clone(&out);
+        crawler.on_stat(move |stat| write_line(&stats_out, reporting::json_line(stat)));
+        let skips_out = Rc::clone(&out);
+        crawler.on_skip(move |skip| write_line(&skips_out, reporting::json_skipped(skip)));
     }
     let show_progress = args.progress.enabled();
-    let (outcome, _interrupt) = runtime.block_on(async {
+    let (outcome, interrupt) = runtime.block_on(async {
         let interrupt = Interrupt::install()
             .inspect_err(|e| log::warn!("Ctrl-C will not print a report: {e}"))
             .ok();
@@ -484,16 +487,16 @@ fn run(args: &Args) -> io::Result<ExitCode> {
             progress.cancel();
         }
         progress::clear();
-        // Keep handling Ctrl-C while the report is written: a second one
-        // then exits at once.
+        // Keep counting Ctrl-C while the report is written.
         (outcome, interrupt)
     })?;
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
     }
     let mut out = out.borrow_mut();
+    out.report_begins(interrupt);
     let written = match args.report {
-        Report::Text => reporting::report(&crawler, outcome, &mut *out),
+        Report::Text => reporting::report(&crawler, outcome, args.verbose > 0, &mut *out),
         Report::Json => writeln!(
             out,
             "{}",

@@ -1,11 +1,14 @@
 //! The crawler: `max_tasks` workers on a joinable queue, the chapter's
 //! `Crawler` class (`crawling.py`).
 //!
-//! The queue holds `(url, max_redirect)` pairs. Each worker takes one,
-//! fetches it, records a [`FetchStatistic`], puts the page's new links on the
-//! queue, and calls `task_done`. `crawl` waits in `join` until every URL put
-//! has been marked done, then cancels the workers, who are all parked in
-//! `get` by then.
+//! The queue holds [`Work`]: a URL, how many redirects it may still follow,
+//! and the page that linked it. Each worker takes one, fetches it, records a
+//! [`FetchStatistic`], puts the page's new links on the queue, and calls
+//! `task_done`. `crawl` waits in `join` until every URL put has been marked
+//! done, then cancels the workers, who are all parked in `get` by then.
+//!
+//! Every URL the crawl sees ends in the report once: a statistic if it was
+//! fetched (or failed), a [`Skipped`] record with the reason if not.
 
 use std::cell::{Cell, Ref, RefCell};
 use std::collections::HashSet;
@@ -26,6 +29,7 @@ use crate::host::HostRules;
 use crate::http::{Client, FetchError, Response};
 use crate::logging::{CrawlLog, LogLine};
 use crate::parsing::ParsePool;
+use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 
 /// The statuses the chapter treats as redirects, plus 308, which came later.
@@ -43,6 +47,20 @@ fn is_markup(media_type: &str) -> bool {
 /// Someone who wants each statistic as it is recorded.
 type StatSink = Box<dyn FnMut(&FetchStatistic)>;
 
+/// Someone who wants each skipped URL as it is recorded.
+type SkipSink = Box<dyn FnMut(&Skipped)>;
+
+/// One URL on the queue.
+#[derive(Clone, Debug)]
+pub struct Work {
+    pub url: Url,
+    /// Redirects it may still follow.
+    pub max_redirect: u32,
+    /// The page that linked it first (the redirect, for a redirect's
+    /// target); `None` for a root. Shared by all the links of one page.
+    pub from: Option<Rc<str>>,
+}
+
 /// How a crawl ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -57,18 +75,25 @@ pub struct Crawler {
     config: Config,
     roots: Vec<Url>,
     hosts: HostRules,
-    /// `(url, max_redirect)`: what to fetch, and how many redirects it may
-    /// still follow.
-    q: Queue<(Url, u32)>,
-    /// Every URL ever put on the queue: the dedup set. Its key is the `url`
-    /// crate's normal form, so `HTTP://Host/./a` and `http://host/a` are one.
-    seen_urls: RefCell<HashSet<Url>>,
+    /// What to fetch, how many redirects it may still follow, and from where.
+    q: Queue<Work>,
+    /// Every URL seen, queued or skipped: the dedup set. Its key is the
+    /// `url` crate's normal form, so `HTTP://Host/./a` and `http://host/a`
+    /// are one. A string, not a `Url`: a big crawl sees millions.
+    seen_urls: RefCell<HashSet<Box<str>>>,
+    /// How many URLs were queued, for `max_pages`.
+    queued: Cell<usize>,
     done: RefCell<Vec<FetchStatistic>>,
+    skipped: RefCell<Vec<Skipped>>,
+    /// What each worker is fetching: what an interrupt leaves unfinished.
+    current: RefCell<Vec<Option<Work>>>,
     client: Client,
     parser: ParsePool,
     log: CrawlLog,
     /// Called with each statistic as it is recorded (JSON Lines output).
     on_stat: RefCell<Option<StatSink>>,
+    /// Called with each skipped URL as it is recorded.
+    on_skip: RefCell<Option<SkipSink>>,
     t0: Cell<Instant>,
     t1: Cell<Option<Instant>>,
     in_flight: Cell<usize>,
@@ -96,9 +121,13 @@ impl Crawler {
             hosts,
             q: Queue::new(),
             seen_urls: RefCell::new(HashSet::new()),
+            queued: Cell::new(0),
             done: RefCell::new(Vec::new()),
+            skipped: RefCell::new(Vec::new()),
+            current: RefCell::new(Vec::new()),
             log: CrawlLog::default(),
             on_stat: RefCell::new(None),
+            on_skip: RefCell::new(None),
             t0: Cell::new(Instant::now()),
             t1: Cell::new(None),
             in_flight: Cell::new(0),
@@ -106,9 +135,7 @@ impl Crawler {
             roots: roots.clone(),
         };
         for root in roots {
-            if !crawler.seen_urls.borrow().contains(&root) {
-                crawler.add_url(root, crawler.config.max_redirect);
-            }
+            crawler.see(root, None);
         }
         Ok(crawler)
     }
@@ -123,8 +150,9 @@ impl Crawler {
     /// completes (Ctrl-C), whichever comes first. Either way the workers
     /// are cancelled before it returns.
     pub async fn crawl_until(self: &Rc<Self>, interrupt: impl Future<Output = ()>) -> Outcome {
+        *self.current.borrow_mut() = vec![None; self.config.max_tasks];
         let workers: Vec<JoinHandle<()>> = (0..self.config.max_tasks)
-            .map(|_| runtime::spawn(Rc::clone(self).work()))
+            .map(|worker| runtime::spawn(Rc::clone(self).work(worker)))
             .collect();
         self.t0.set(Instant::now());
         let outcome = first(self.q.join(), interrupt).await;
@@ -134,6 +162,9 @@ impl Crawler {
         for worker in &workers {
             worker.cancel();
         }
+        if outcome == Outcome::Interrupted {
+            self.skip_unfinished();
+        }
         outcome
     }
     // ANCHOR_END: crawl
@@ -142,12 +173,15 @@ impl Crawler {
     /// One worker: take a URL, fetch it, mark it done, forever. Nothing that
     /// happens to one URL can end the loop, or `join` would wait forever for
     /// a `task_done` that never comes.
-    async fn work(self: Rc<Self>) {
+    async fn work(self: Rc<Self>, worker: usize) {
         loop {
-            let (url, max_redirect) = self.q.get().await;
+            let work = self.q.get().await;
+            let (url, max_redirect) = (work.url.clone(), work.max_redirect);
+            self.current.borrow_mut()[worker] = Some(work);
             self.in_flight.set(self.in_flight.get() + 1);
             let fetched = catch_unwind(self.fetch(&url, max_redirect)).await;
             self.in_flight.set(self.in_flight.get() - 1);
+            self.current.borrow_mut()[worker] = None;
             if let Err(panic) = fetched {
                 self.log
                     .error(format_args!("fetching {url} panicked: {panic}"));
@@ -199,7 +233,10 @@ impl Crawler {
             None => {
                 let (stat, links) = self.parse_links(url, response).await;
                 self.record_statistic(stat);
-                self.add_links(links);
+                let from: Rc<str> = Rc::from(url.as_str());
+                for link in links {
+                    self.see(link, Some(&from));
+                }
             }
         }
     }
@@ -251,13 +288,13 @@ impl Crawler {
             num_urls: 0,
             num_new_urls: 0,
         });
-        if !self.url_allowed(&next_url) || self.seen_urls.borrow().contains(&next_url) {
-            return;
-        }
         if max_redirect > 0 {
-            self.log
-                .info(format_args!("redirect to {next_url} from {url}"));
-            self.add_url(next_url, max_redirect - 1);
+            if !self.seen_urls.borrow().contains(next_url.as_str()) {
+                self.log
+                    .info(format_args!("redirect to {next_url} from {url}"));
+            }
+            let from = Rc::from(url.as_str());
+            self.see_with(next_url, Some(&from), max_redirect - 1);
         } else {
             self.log.error(format_args!(
                 "redirect limit reached for {next_url} from {url}"
@@ -303,73 +340,115 @@ impl Crawler {
             }
         };
         stat.encoding = Some(page.encoding);
-        let links: Vec<Url> = page
-            .links
-            .into_iter()
-            .filter(|link| self.url_allowed(link))
-            .collect();
-        if !links.is_empty() {
-            self.log
-                .info(format_args!("got {} distinct urls from {url}", links.len()));
-        }
         let seen = self.seen_urls.borrow();
-        stat.num_urls = links.len();
-        stat.num_new_urls = links.iter().filter(|link| !seen.contains(link)).count();
-        (stat, links)
+        for link in page
+            .links
+            .iter()
+            .filter(|link| self.refusal(link).is_none())
+        {
+            stat.num_urls += 1;
+            stat.num_new_urls += usize::from(!seen.contains(link.as_str()));
+        }
+        if stat.num_urls > 0 {
+            self.log.info(format_args!(
+                "got {} distinct urls from {url}",
+                stat.num_urls
+            ));
+        }
+        // All of them, followed or not: each is seen, and accounted for.
+        (stat, page.links)
     }
     // ANCHOR_END: parse_links
 
-    /// Queues the links not seen before, in page order.
-    fn add_links(&self, links: Vec<Url>) {
-        for link in links {
-            if self.seen_urls.borrow().contains(&link) {
-                continue;
-            }
-            if !self.add_url(link, self.config.max_redirect) {
-                break;
-            }
-        }
-    }
-
     // ANCHOR: url_allowed
-    /// Whether a link may be followed: not excluded, http or https, and on
-    /// one of the roots' hosts.
-    pub fn url_allowed(&self, url: &Url) -> bool {
+    /// Why a link may not be followed, if it may not: excluded, not http or
+    /// https, or not on one of the roots' hosts.
+    pub fn refusal(&self, url: &Url) -> Option<SkipReason> {
         if let Some(exclude) = &self.config.exclude
             && exclude.is_match(url.as_str())
         {
-            return false;
+            return Some(SkipReason::Excluded);
         }
         if !matches!(url.scheme(), "http" | "https") {
-            self.log
-                .debug(format_args!("skipping non-http scheme in {url}"));
-            return false;
+            return Some(SkipReason::Scheme);
         }
         if !self.hosts.host_okay(url) {
-            self.log
-                .debug(format_args!("skipping non-root host in {url}"));
-            return false;
+            return Some(SkipReason::OffHost);
         }
-        true
+        None
+    }
+
+    /// Whether a link may be followed.
+    pub fn url_allowed(&self, url: &Url) -> bool {
+        self.refusal(url).is_none()
     }
     // ANCHOR_END: url_allowed
 
     // ANCHOR: add_url
-    /// Marks `url` seen and queues it. Returns false, queueing nothing, once
-    /// `max_pages` URLs have been queued.
-    fn add_url(&self, url: Url, max_redirect: u32) -> bool {
-        let mut seen = self.seen_urls.borrow_mut();
-        if self.config.max_pages.is_some_and(|max| seen.len() >= max) {
+    /// A URL the crawl has come across, in a page (`from`) or as a root.
+    /// The first time it is seen it is queued, or skipped with its reason;
+    /// after that, nothing happens: every URL is accounted for once.
+    /// `max_pages` counts the URLs queued, roots included.
+    fn see(&self, url: Url, from: Option<&Rc<str>>) {
+        self.see_with(url, from, self.config.max_redirect);
+    }
+
+    fn see_with(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32) {
+        if !self.seen_urls.borrow_mut().insert(url.as_str().into()) {
+            return;
+        }
+        let full = self
+            .config
+            .max_pages
+            .is_some_and(|max| self.queued.get() >= max);
+        // A root is fetched whatever the rules say: the user asked for it.
+        let refused = from.and_then(|_| self.refusal(&url));
+        let reason = refused.or(full.then_some(SkipReason::MaxPages));
+        if let Some(reason) = reason {
             self.log
-                .debug(format_args!("max pages reached: not queueing {url}"));
-            return false;
+                .debug(format_args!("skipping {url}: {}", reason.name()));
+            return self.record_skip(Skipped {
+                url: url.into(),
+                reason,
+                from: from.map(|f| f.to_string()),
+            });
         }
         self.log.debug(format_args!("adding {url} {max_redirect}"));
-        seen.insert(url.clone());
-        self.q.put_nowait((url, max_redirect));
-        true
+        self.queued.set(self.queued.get() + 1);
+        self.q.put_nowait(Work {
+            url,
+            max_redirect,
+            from: from.cloned(),
+        });
     }
     // ANCHOR_END: add_url
+
+    /// After an interrupt: what the workers were fetching and what was
+    /// still queued, each named as interrupted, so that the report still
+    /// accounts for every URL seen.
+    fn skip_unfinished(&self) {
+        let in_flight: Vec<Work> = self
+            .current
+            .borrow_mut()
+            .iter_mut()
+            .flat_map(Option::take)
+            .collect();
+        let queued = std::iter::from_fn(|| self.q.get_nowait());
+        for work in in_flight.into_iter().chain(queued) {
+            self.record_skip(Skipped {
+                url: work.url.into(),
+                reason: SkipReason::Interrupted,
+                from: work.from.map(|f| f.to_string()),
+            });
+        }
+    }
+
+    fn record_skip(&self, skipped: Skipped) {
+        if let Some(on_skip) = self.on_skip.borrow_mut().as_mut() {
+            on_skip(&skipped);
+        }
+        self.skipped.borrow_mut().push(skipped);
+    }
 
     fn record_failure(&self, url: &Url, error: &FetchError) {
         let mut stat = FetchStatistic::failure(url.to_string(), error.to_exception());
@@ -399,6 +478,21 @@ impl Crawler {
     /// Calls `f` with every statistic as it is recorded.
     pub fn on_stat(&self, f: impl FnMut(&FetchStatistic) + 'static) {
         *self.on_stat.borrow_mut() = Some(Box::new(f));
+    }
+
+    /// Calls `f` with every skipped URL as it is recorded.
+    pub fn on_skip(&self, f: impl FnMut(&Skipped) + 'static) {
+        *self.on_skip.borrow_mut() = Some(Box::new(f));
+    }
+
+    /// The URLs seen and not fetched, in the order they were skipped.
+    pub fn skipped(&self) -> Ref<'_, Vec<Skipped>> {
+        self.skipped.borrow()
+    }
+
+    /// Every URL seen: fetched, failed or skipped.
+    pub fn seen(&self) -> usize {
+        self.seen_urls.borrow().len()
     }
 
     /// Keep every log message from now on, for [`log_lines`](Self::log_lines).

@@ -6,12 +6,16 @@
 //! ordinary non-blocking socket, registered with our reactor like any TCP
 //! connection, so "Ctrl-C was pressed" arrives as "this socket is
 //! readable", and wakes the task waiting on it.
+//!
+//! The same pipe counts the presses that come later, while the report is
+//! written: [`ReportOut`] lets a Ctrl-C end a long report, but only between
+//! two lines, and never one that came in the first moment (`timeout`
+//! delivers one Ctrl-C twice, microseconds apart).
 
 use std::future::poll_fn;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use runtime::reactor::{Direction, Registration};
 use signal_hook::SigId;
@@ -34,18 +38,9 @@ impl Interrupt {
         let (reader, writer) = UnixStream::pair()?;
         reader.set_nonblocking(true)?;
         writer.set_nonblocking(true)?;
-        // A second Ctrl-C while the report is being written means "now":
-        // the first sets the flag, the second finds it set and exits.
-        let pressed = Arc::new(AtomicBool::new(false));
-        let handlers = vec![
-            signal_hook::flag::register_conditional_shutdown(
-                SIGINT,
-                i32::from(EXIT_INTERRUPTED),
-                Arc::clone(&pressed),
-            )?,
-            signal_hook::flag::register(SIGINT, pressed)?,
-            signal_hook::low_level::pipe::register(SIGINT, writer)?,
-        ];
+        // One byte per press. The handler never exits the process itself:
+        // that could cut the report in the middle of a line.
+        let handlers = vec![signal_hook::low_level::pipe::register(SIGINT, writer)?];
         let mut reader = mio::net::UnixStream::from_std(reader);
         let registration = Registration::new(&mut reader)?;
         Ok(Interrupt {
@@ -67,8 +62,85 @@ impl Interrupt {
         })
         .await;
     }
+
+    /// How many presses arrived since the last call (or since `wait`
+    /// returned). Never blocks.
+    pub fn presses(&self) -> usize {
+        let mut bytes = [0u8; 64];
+        let mut count = 0;
+        while let Ok(n @ 1..) = (&self.reader).read(&mut bytes) {
+            count += n;
+        }
+        count
+    }
 }
 // ANCHOR_END: interrupt
+
+/// How long after the report starts a Ctrl-C is taken as a duplicate of the
+/// one that stopped the crawl, and ignored.
+const MOMENT: Duration = Duration::from_millis(500);
+
+// ANCHOR: report_out
+/// Stdout for the report. While the crawl runs it passes bytes through.
+/// Once the report has begun, it checks for Ctrl-C after each complete
+/// line: a press in the first moment is ignored, a later one ends the
+/// program with what has been written so far, the last line whole.
+pub struct ReportOut<W: Write> {
+    inner: W,
+    interrupt: Option<Interrupt>,
+    report_started: Option<Instant>,
+}
+
+impl<W: Write> ReportOut<W> {
+    pub fn new(inner: W) -> ReportOut<W> {
+        ReportOut {
+            inner,
+            interrupt: None,
+            report_started: None,
+        }
+    }
+
+    /// From now on a late Ctrl-C (seen through `interrupt`) may end the
+    /// report.
+    pub fn report_begins(&mut self, interrupt: Option<Interrupt>) {
+        // Presses before now are the one that stopped the crawl, again.
+        if let Some(interrupt) = &interrupt {
+            interrupt.presses();
+        }
+        self.interrupt = interrupt;
+        self.report_started = Some(Instant::now());
+    }
+
+    /// Whether a Ctrl-C says to stop now.
+    fn stop_requested(&self) -> bool {
+        let (Some(interrupt), Some(started)) = (&self.interrupt, self.report_started) else {
+            return false;
+        };
+        // Read the presses either way, so that an early one is not counted
+        // later.
+        interrupt.presses() > 0 && started.elapsed() >= MOMENT
+    }
+}
+
+impl<W: Write> Write for ReportOut<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
+            return self.inner.write(buf);
+        };
+        self.inner.write_all(&buf[..=end])?;
+        if self.stop_requested() {
+            let _ = self.inner.flush();
+            eprintln!("Interrupted again: report cut short");
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        Ok(end + 1)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+// ANCHOR_END: report_out
 
 impl Drop for Interrupt {
     fn drop(&mut self) {

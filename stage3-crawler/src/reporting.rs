@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::crawling::{Crawler, Outcome};
+use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 
 /// Named counts, printed sorted by name: the chapter's `Stats`.
@@ -34,6 +35,8 @@ pub struct Summary {
     pub urls_per_sec_per_task: f64,
     pub todo: usize,
     pub done: usize,
+    /// Every URL seen: `done` plus the skipped ones.
+    pub seen: usize,
     pub interrupted: bool,
     pub connections: u64,
     pub counters: Counters,
@@ -124,6 +127,10 @@ pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
     for stat in done.iter() {
         classify(stat, &mut counters);
     }
+    let skipped = crawler.skipped();
+    for (reason, count) in by_reason(&skipped) {
+        counters.add(&format!("skipped_{}", reason.name()), count.len() as u64);
+    }
     let secs = crawler.elapsed().as_secs_f64();
     let max_tasks = crawler.config().max_tasks;
     let speed = if secs > 0.0 && max_tasks > 0 {
@@ -138,15 +145,35 @@ pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
         urls_per_sec_per_task: speed,
         todo: crawler.todo(),
         done: done.len(),
+        seen: done.len() + skipped.len(),
         interrupted: outcome == Outcome::Interrupted,
         connections: crawler.connections_opened(),
         counters,
     }
 }
 
+/// The skipped URLs grouped by reason, each group sorted by URL.
+fn by_reason(skipped: &[Skipped]) -> BTreeMap<SkipReason, Vec<&Skipped>> {
+    let mut groups: BTreeMap<SkipReason, Vec<&Skipped>> = BTreeMap::new();
+    for s in skipped {
+        groups.entry(s.reason).or_default().push(s);
+    }
+    for group in groups.values_mut() {
+        group.sort_by(|a, b| a.url.cmp(&b.url));
+    }
+    groups
+}
+
 // ANCHOR: report
-/// Writes the text report: every URL sorted, then the totals and counters.
-pub fn report(crawler: &Crawler, outcome: Outcome, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the text report: every URL fetched, sorted; the skipped ones
+/// counted by reason (and each listed, with `list_skipped`); then the
+/// totals and counters.
+pub fn report(
+    crawler: &Crawler,
+    outcome: Outcome,
+    list_skipped: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(out, "*** Report ***")?;
     let mut show: Vec<FetchStatistic> = crawler.done().clone();
     show.sort_by(|a, b| a.url.cmp(&b.url));
@@ -154,6 +181,13 @@ pub fn report(crawler: &Crawler, outcome: Outcome, out: &mut dyn Write) -> io::R
     for stat in &show {
         let line = classify(stat, &mut counters);
         writeln!(out, "{}", format_line(stat, line))?;
+    }
+    for (reason, group) in by_reason(&crawler.skipped()) {
+        writeln!(out, "Skipped ({}): {} urls", reason.name(), group.len())?;
+        for s in group.iter().filter(|_| list_skipped) {
+            let from = s.from.as_deref().unwrap_or("(root)");
+            writeln!(out, "  {} from {from}", s.url)?;
+        }
     }
     let s = summary(crawler, outcome);
     writeln!(
@@ -166,6 +200,7 @@ pub fn report(crawler: &Crawler, outcome: Outcome, out: &mut dyn Write) -> io::R
     }
     writeln!(out, "Todo: {}", s.todo)?;
     writeln!(out, "Done: {}", s.done)?;
+    writeln!(out, "Seen: {}", s.seen)?;
     writeln!(out, "Date: {} UTC", ctime(SystemTime::now()))
 }
 // ANCHOR_END: report
@@ -175,6 +210,11 @@ pub fn json_line(stat: &FetchStatistic) -> String {
     // Serializing plain strings and numbers cannot fail; if it somehow did,
     // an empty object keeps the stream line-per-stat.
     serde_json::to_string(stat).unwrap_or_else(|_| "{}".into())
+}
+
+/// One skipped URL as a JSON object on one line.
+pub fn json_skipped(skipped: &Skipped) -> String {
+    serde_json::to_string(skipped).unwrap_or_else(|_| "{}".into())
 }
 
 /// The final JSON line: `{"summary": {...}}`.

@@ -107,24 +107,29 @@ fn the_text_report_follows_the_chapters_layout() {
         format!("{base}/redirect/target.html 200 text/html utf-8 575 0/1"),
     ];
     assert_eq!(lines[..4], want_head, "{report}");
+    // The target links to `/` and two static files, all --exclude'd:
+    // counted, and listed only with -v.
+    assert_eq!(lines[4], "Skipped (excluded): 3 urls");
     let finished = Regex::new(
         r"^Finished 3 urls in \d+\.\d{3} secs \(max_tasks=100\) \(\d+\.\d{3} urls/sec/task\)$",
     )
     .unwrap();
-    assert!(finished.is_match(lines[4]), "{}", lines[4]);
+    assert!(finished.is_match(lines[5]), "{}", lines[5]);
     assert_eq!(
-        lines[5..10],
+        lines[6..13],
         [
             "         1 html",
             "       575 html_bytes",
             "         2 redirect",
+            "         3 skipped_excluded",
             "Todo: 0",
             "Done: 3",
+            "Seen: 6",
         ]
     );
     let date = Regex::new(r"^Date: \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} UTC$").unwrap();
-    assert!(date.is_match(lines[10]), "{}", lines[10]);
-    assert_eq!(lines.len(), 11);
+    assert!(date.is_match(lines[13]), "{}", lines[13]);
+    assert_eq!(lines.len(), 14);
 }
 
 #[test]
@@ -146,7 +151,9 @@ fn the_json_report_is_one_object_per_url_then_a_summary() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 4);
+    // Three statistics, three skipped URLs (the page's links to `/` and two
+    // static files, all --exclude'd), then the summary.
+    assert_eq!(lines.len(), 7);
     let fields = [
         "url",
         "next_url",
@@ -158,7 +165,28 @@ fn the_json_report_is_one_object_per_url_then_a_summary() {
         "num_urls",
         "num_new_urls",
     ];
-    let mut stats = lines[..3].to_vec();
+    let (stats, skipped): (Vec<_>, Vec<_>) = lines[..6]
+        .iter()
+        .cloned()
+        .partition(|l| l.get("skipped").is_none());
+    let mut skipped: Vec<(String, String, String)> = skipped
+        .iter()
+        .map(|s| {
+            let field = |k: &str| s[k].as_str().unwrap().to_string();
+            (field("url"), field("skipped"), field("from"))
+        })
+        .collect();
+    skipped.sort();
+    let target = site.url("/redirect/target.html");
+    assert_eq!(
+        skipped,
+        ["/", "/static/logo.png", "/static/style.css"].map(|path| (
+            site.url(path),
+            "excluded".to_string(),
+            target.clone()
+        ))
+    );
+    let mut stats = stats;
     stats.sort_by_key(|s| s["url"].as_str().unwrap().to_string());
     for stat in &stats {
         let keys: Vec<&str> = stat
@@ -187,14 +215,16 @@ fn the_json_report_is_one_object_per_url_then_a_summary() {
     assert_eq!(page["next_url"], serde_json::Value::Null);
     assert_eq!(page["exception"], serde_json::Value::Null);
     assert_eq!(page["encoding"], "utf-8");
-    let summary = &lines[3]["summary"];
+    let summary = &lines[6]["summary"];
     assert_eq!(summary["done"], 3);
+    assert_eq!(summary["seen"], 6);
     assert_eq!(summary["todo"], 0);
     assert_eq!(summary["max_tasks"], 100);
     assert_eq!(summary["interrupted"], false);
     assert_eq!(
         summary["counters"],
-        serde_json::json!({"fail": 1, "fail_closed": 1, "html": 1, "html_bytes": 575, "redirect": 1})
+        serde_json::json!({"fail": 1, "fail_closed": 1, "html": 1, "html_bytes": 575, "redirect": 1,
+                           "skipped_excluded": 3})
     );
 }
 
