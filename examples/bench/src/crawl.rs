@@ -144,8 +144,9 @@ fn valid_secs(secs: Option<f64>, line: &str) -> Result<f64, String> {
 }
 
 /// Reads stage 3's `--report json` output: one object per URL with `url`
-/// and `status` (null when the fetch failed), then a `{"summary": ...}`
-/// line, whose `secs` is the crawl time.
+/// and `status` (null when the fetch failed), or with `skipped` for a URL
+/// seen and not fetched (not a visit), then a `{"summary": ...}` line,
+/// whose `secs` is the crawl time.
 pub fn parse_stage3_json(stdout: &str) -> Result<Crawled, String> {
     let mut visits = Vec::new();
     let mut crawl_secs = None;
@@ -155,6 +156,9 @@ pub fn parse_stage3_json(stdout: &str) -> Result<Crawled, String> {
         if let Some(summary) = value.get("summary") {
             let secs = summary.get("secs").and_then(|s| s.as_f64());
             crawl_secs = Some(valid_secs(secs, line)?);
+            continue;
+        }
+        if value.get("skipped").is_some() {
             continue;
         }
         let url = value
@@ -245,9 +249,10 @@ mod tests {
     }
 
     #[test]
-    fn stage3_json_lines_skip_the_summary() {
+    fn stage3_json_lines_skip_the_summary_and_skipped_urls() {
         let out = r#"{"url":"http://h/","next_url":null,"status":200,"exception":null}
 {"url":"http://h/f","next_url":null,"status":null,"exception":"gone"}
+{"url":"http://elsewhere/","skipped":"off-host","from":"http://h/"}
 {"summary":{"urls":2,"secs":0.5}}
 "#;
         assert_eq!(
