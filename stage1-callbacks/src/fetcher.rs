@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use crawl_kit::links::same_host;
 use crawl_kit::report::Outcome;
-use crawl_kit::response;
+use crawl_kit::response::{self, MAX_RESPONSE};
 use log::debug;
 use mio::net::TcpStream;
 use mio::{Interest, Token};
@@ -156,6 +156,14 @@ impl Fetcher {
             };
             match read {
                 Ok(0) => break, // EOF: the server has sent everything
+                // The chapter reads to EOF whatever comes; an endless body
+                // would fill memory, so past the cap the URL fails.
+                Ok(n) if self.response.borrow().len() + n > MAX_RESPONSE => {
+                    return self.fail(
+                        event_loop,
+                        format!("read: response larger than {MAX_RESPONSE} bytes"),
+                    );
+                }
                 Ok(n) => self.response.borrow_mut().extend_from_slice(&chunk[..n]),
                 // Nothing more for now: wait for the next readable event.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,

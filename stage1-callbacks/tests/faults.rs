@@ -87,3 +87,28 @@ fn an_unresolvable_root_is_an_error_line() {
         "{reason}"
     );
 }
+
+#[test]
+fn an_endless_body_is_cut_at_the_cap() {
+    use std::io::{BufRead, BufReader, Write};
+    // Answers with a body that never ends, until the client hangs up.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut lines = BufReader::new(stream.try_clone().unwrap()).lines();
+        while lines.next().is_some_and(|l| !l.unwrap().is_empty()) {}
+        stream
+            .write_all(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n")
+            .unwrap();
+        let chunk = [b'x'; 64 * 1024];
+        while stream.write_all(&chunk).is_ok() {}
+    });
+    let page = format!("http://{addr}/");
+    let report = crawl_from(&page, TIMEOUT);
+    server.join().unwrap();
+    assert_eq!(
+        report.outcomes,
+        [failed(&page, "read: response larger than 16777216 bytes")]
+    );
+}

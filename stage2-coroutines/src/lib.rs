@@ -38,9 +38,8 @@ pub use style::{Style, fetch};
 /// `sock.recv(4096)`).
 pub const CHUNK_SIZE: usize = 4096;
 
-/// The largest response `read_all` accepts. The chapter has no limit, so one
-/// endless response would fill the crawler's memory.
-pub const MAX_RESPONSE: usize = 16 * 1024 * 1024;
+/// The largest response `read_all` accepts, the same as stage 1's.
+pub use crawl_kit::response::MAX_RESPONSE;
 
 /// The error `read_all` returns for a response over [`MAX_RESPONSE`].
 pub(crate) fn response_too_large() -> StepError {

@@ -8,6 +8,10 @@
 
 use std::fmt;
 
+/// The largest response stages 1 and 2 read. The chapter reads to the end
+/// whatever comes, so one endless response would fill the crawler's memory.
+pub const MAX_RESPONSE: usize = 16 * 1024 * 1024;
+
 /// A response we can use: the status, the media type, and the body as text.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Response<'a> {
