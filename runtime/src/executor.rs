@@ -239,6 +239,16 @@ where
     }
 }
 
+/// [`spawn`], or `None` when no runtime is running on this thread: for code
+/// that may run while a runtime shuts down, such as a `Drop` that starts
+/// the next piece of work, where a panic would abort the program.
+pub fn try_spawn<F>(future: F) -> Option<JoinHandle<F::Output>>
+where
+    F: Future + 'static,
+{
+    current().map(|inner| inner.spawn(future))
+}
+
 /// Runs `future` to completion on a new runtime: asyncio's
 /// `loop.run_until_complete`.
 pub fn run_until_complete<F: Future>(future: F) -> io::Result<F::Output> {

@@ -29,7 +29,7 @@ pub mod waker;
 
 pub use blocking::spawn_blocking;
 pub use event_loop::{EventLoop, Readiness};
-pub use executor::{Runtime, dump_tasks, run_until_complete, spawn};
+pub use executor::{Runtime, dump_tasks, run_until_complete, spawn, try_spawn};
 pub use gather::gather;
 pub use net::{TcpListener, TcpStream};
 pub use queue::Queue;

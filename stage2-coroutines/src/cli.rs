@@ -24,6 +24,11 @@ pub struct Args {
     /// Give up on a URL after SECS seconds (fractions allowed).
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// Run at most N fetchers at once; other URLs wait their turn. (The
+    /// chapter starts one for every link at once.)
+    #[arg(long = "max-tasks", alias = "max_tasks", value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_tasks: u32,
 }
 
 /// A root URL for the plain-HTTP crawlers: http with a host.
@@ -53,7 +58,8 @@ mod tests {
             Ok(Args {
                 url: None,
                 style: Style::StateMachine,
-                timeout: Duration::from_secs(10)
+                timeout: Duration::from_secs(10),
+                max_tasks: 100,
             })
         );
     }
@@ -64,6 +70,7 @@ mod tests {
             url: Some(Url::parse("http://127.0.0.1:8000/").unwrap()),
             style: Style::Async,
             timeout: Duration::from_millis(2500),
+            max_tasks: 100,
         });
         let spaced = [
             "--style",

@@ -21,7 +21,7 @@
 //! fetcher resolves and `crawl` awaits.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,8 @@ pub struct Options {
     pub style: Style,
     /// How long one URL may take, from connect to the last byte.
     pub timeout: Duration,
+    /// The most fetchers running at once; the other URLs wait their turn.
+    pub max_tasks: usize,
 }
 
 impl Default for Options {
@@ -49,6 +51,7 @@ impl Default for Options {
         Options {
             style: Style::default(),
             timeout: Duration::from_secs(10),
+            max_tasks: 100,
         }
     }
 }
@@ -61,8 +64,14 @@ type OnOutcome = Box<dyn FnMut(&Outcome)>;
 struct Crawler {
     root: Url,
     options: Options,
-    seen_urls: RefCell<HashSet<Url>>,
-    urls_todo: RefCell<HashSet<Url>>,
+    /// Strings, not `Url`s: a page can link to half a million URLs.
+    seen_urls: RefCell<HashSet<Box<str>>>,
+    /// Every URL not finished yet: running or waiting.
+    urls_todo: RefCell<HashSet<Box<str>>>,
+    /// URLs waiting for one of the `max_tasks` fetchers to finish.
+    waiting: RefCell<VecDeque<Url>>,
+    running: Cell<usize>,
+    /// The most fetchers that ran at once.
     concurrency: Cell<usize>,
     outcomes: RefCell<Vec<Outcome>>,
     on_outcome: RefCell<OnOutcome>,
@@ -83,6 +92,8 @@ pub async fn crawl(
         options,
         seen_urls: RefCell::default(),
         urls_todo: RefCell::default(),
+        waiting: RefCell::default(),
+        running: Cell::new(0),
         concurrency: Cell::new(0),
         outcomes: RefCell::default(),
         on_outcome: RefCell::new(Box::new(on_outcome)),
@@ -104,32 +115,48 @@ pub async fn crawl(
 
 impl Crawler {
     // ANCHOR: add
-    /// Starts a fetcher for `url` unless the crawl has seen it already.
+    /// Starts a fetcher for `url` unless the crawl has seen it already, or,
+    /// when `max_tasks` are running, puts it in line.
     fn add(self: &Rc<Self>, url: Url) {
-        if !self.seen_urls.borrow_mut().insert(url.clone()) {
+        if !self.seen_urls.borrow_mut().insert(url.as_str().into()) {
             return;
         }
-        let todo = {
-            let mut urls_todo = self.urls_todo.borrow_mut();
-            urls_todo.insert(url.clone());
-            urls_todo.len()
-        };
-        self.concurrency.set(self.concurrency.get().max(todo));
+        self.urls_todo.borrow_mut().insert(url.as_str().into());
+        if self.running.get() < self.options.max_tasks {
+            self.start(url);
+        } else {
+            self.waiting.borrow_mut().push_back(url);
+        }
+    }
+
+    fn start(self: &Rc<Self>, url: Url) {
         let fetcher = Fetcher {
             crawler: self.clone(),
             url,
             finished: false,
         };
-        // Nobody awaits the handle: the task reports through `finish`.
-        runtime::spawn(fetcher.fetch());
+        // Nobody awaits the handle: the task reports through `finish`. When
+        // the runtime is shutting down (a fetcher dropped with it) there is
+        // nothing to start.
+        if runtime::try_spawn(fetcher.fetch()).is_some() {
+            self.running.set(self.running.get() + 1);
+            self.concurrency
+                .set(self.concurrency.get().max(self.running.get()));
+        }
     }
     // ANCHOR_END: add
 
-    /// Records `outcome`; the last URL to finish ends the crawl.
-    fn finish(&self, outcome: Outcome) {
+    /// Records `outcome` and starts the next waiting URL; the last URL to
+    /// finish ends the crawl.
+    fn finish(self: &Rc<Self>, outcome: Outcome) {
+        self.running.set(self.running.get().saturating_sub(1));
+        let next = self.waiting.borrow_mut().pop_front();
+        if let Some(next) = next {
+            self.start(next);
+        }
         let todo_left = {
             let mut urls_todo = self.urls_todo.borrow_mut();
-            urls_todo.remove(outcome.url());
+            urls_todo.remove(outcome.url().as_str());
             urls_todo.len()
         };
         self.outcomes.borrow_mut().push(outcome.clone());
@@ -159,7 +186,7 @@ impl Fetcher {
     /// an error line after `timeout`, never a hang: the timeout drops the
     /// fetch, which closes its socket.
     async fn fetch(mut self) {
-        let Options { style, timeout } = self.crawler.options;
+        let Options { style, timeout, .. } = self.crawler.options;
         let outcome = match runtime::timeout(timeout, style::fetch(&self.url, style)).await {
             Ok(Ok(raw)) => self.process_response(&raw),
             Ok(Err(e)) => Outcome::Failed(self.url.clone(), e.reason()),

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
     let options = Options {
         style: args.style,
         timeout: args.timeout,
+        max_tasks: args.max_tasks as usize,
     };
     let report = match runtime::run_until_complete(crawl(root.clone(), options, |outcome| {
         print_line(&outcome.to_string())

@@ -95,6 +95,7 @@ fn a_hanging_server_costs_an_error_line() {
         let options = Options {
             style,
             timeout: Duration::from_millis(200),
+            ..Options::default()
         };
         let report = rt.block_on(crawl(url(&hang), options, |_| {})).unwrap();
         // The timeout dropped the fetch: its socket and its timer are gone.

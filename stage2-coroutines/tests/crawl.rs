@@ -71,3 +71,42 @@ fn a_crawl_of_one_page_with_no_same_host_links_fetches_just_it() {
         assert_eq!((report.seen_urls, report.concurrency), (1, 1));
     }
 }
+
+#[test]
+fn at_most_max_tasks_fetchers_run_at_once() {
+    // A site of a thousand pages, each answered after a pause, so that
+    // fetchers overlap as much as the limit lets them.
+    let site = DemoSite::start(demo_site::SiteConfig {
+        pages: 1000,
+        page_delay: Some(Duration::from_millis(2)),
+        ..demo_site::SiteConfig::default()
+    })
+    .unwrap();
+    let root = site.url("/");
+    let want: BTreeSet<String> = site
+        .expected()
+        .iter()
+        .filter(|e| e.body_is_utf8 && e.url != site.url("/charset/from-latin1.html"))
+        .map(|e| e.url.clone())
+        .collect();
+    for style in Style::ALL {
+        site.reset_counters();
+        let options = stage2_coroutines::Options {
+            style,
+            timeout: Duration::from_secs(30),
+            max_tasks: 5,
+        };
+        let report = runtime::run_until_complete(stage2_coroutines::crawl(
+            common::url(&root),
+            options,
+            |_| {},
+        ))
+        .unwrap();
+        let (fetched, _) = report.split();
+        assert_eq!(fetched, want, "{style}");
+        // Five ran at once (the root's links are many), never more.
+        assert_eq!(report.concurrency, 5, "{style}");
+        assert!(site.counters().peak_in_flight <= 5, "{style}");
+        assert_eq!(site.counters().requests as usize, report.outcomes.len());
+    }
+}

@@ -14,6 +14,10 @@ pub fn url(s: &str) -> Url {
 
 /// Crawls from `root` on a fresh runtime.
 pub fn crawl_from(root: &str, style: Style, timeout: Duration) -> Report {
-    let options = Options { style, timeout };
+    let options = Options {
+        style,
+        timeout,
+        ..Options::default()
+    };
     runtime::run_until_complete(crawl(url(root), options, |_| {})).unwrap()
 }
