@@ -12,18 +12,13 @@ use std::future::Future;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
-/// What the helper thread and the waiting task share.
-struct Shared<T> {
-    result: Mutex<Option<io::Result<T>>>,
-    waker: Mutex<Option<Waker>>,
-}
+use crate::oneshot;
 
 /// The result of [`spawn_blocking`], as a future.
 pub struct Blocking<T> {
-    shared: Arc<Shared<T>>,
+    result: oneshot::Receiver<io::Result<T>>,
 }
 
 /// Runs `f` on a new thread. The future resolves to its return value, or to
@@ -31,61 +26,42 @@ pub struct Blocking<T> {
 ///
 /// A thread per call is the simplest thing that keeps the loop responsive.
 /// It is fine for a crawler, which resolves each host once; a program that
-/// made thousands of calls a second would want a pool.
+/// made thousands of calls a second would want a pool. The result comes
+/// back through a [`oneshot`] handoff, whose wake reaches the sleeping loop
+/// through the run queue's `mio::Waker`.
 pub fn spawn_blocking<T, F>(f: F) -> Blocking<T>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let shared = Arc::new(Shared {
-        result: Mutex::new(None),
-        waker: Mutex::new(None),
-    });
-    let theirs = shared.clone();
+    let (sender, result) = oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name("runtime-blocking".into())
         .spawn(move || {
             let result = panic::catch_unwind(AssertUnwindSafe(f))
                 .map_err(|_| io::Error::other("blocking task panicked"));
-            complete(&theirs, result);
+            sender.send(result);
         });
+    // On failure the closure, and the sender in it, is dropped unsent: the
+    // future then ends with the error below.
     if let Err(e) = spawned {
-        complete(&shared, Err(e));
+        log::warn!(target: "runtime", "cannot start a blocking thread: {e}");
     }
-    Blocking { shared }
+    Blocking { result }
 }
-
-// ANCHOR: complete
-fn complete<T>(shared: &Shared<T>, result: io::Result<T>) {
-    *lock(&shared.result) = Some(result);
-    // Publish the result first, then look for a waker: if the task stored
-    // its waker after we looked, it also checks the result after storing,
-    // and finds it.
-    if let Some(waker) = lock(&shared.waker).take() {
-        waker.wake();
-    }
-}
-// ANCHOR_END: complete
 
 impl<T> Future for Blocking<T> {
     type Output = io::Result<T>;
 
-    // ANCHOR: poll
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
-        // Register, then check. Checking first would lose the wakeup when the
-        // thread finishes between our check and our store: it would find no
-        // waker, and we would wait for a wake that never comes.
-        *lock(&self.shared.waker) = Some(cx.waker().clone());
-        match lock(&self.shared.result).take() {
-            Some(result) => Poll::Ready(result),
-            None => Poll::Pending,
-        }
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        Pin::new(&mut self.result).poll(cx).map(|result| {
+            result.unwrap_or_else(|_| {
+                Err(io::Error::other(
+                    "the blocking task's thread could not be started",
+                ))
+            })
+        })
     }
-    // ANCHOR_END: poll
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

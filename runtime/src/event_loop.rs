@@ -179,6 +179,15 @@ impl EventLoop {
         self.poll.registry().deregister(source)
     }
 
+    /// Drops the callback of a source that is already closed, without
+    /// touching the selector: closing a socket removes it from the selector
+    /// by itself. For a registration dropped while the loop was busy.
+    pub fn forget(&mut self, token: Token) {
+        if self.callbacks.remove(&token).is_some() {
+            trace!(target: "runtime", "forget token={}", token.0);
+        }
+    }
+
     // ANCHOR: timers
     /// Runs `callback` once, `delay` from now. The chapter has no timers, but
     /// a crawler without timeouts hangs on the first server that stops

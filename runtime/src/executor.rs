@@ -48,6 +48,9 @@ pub(crate) struct Inner {
     next_id: Cell<TaskId>,
     /// The batch being run, kept between batches to reuse its allocation.
     batch: Cell<VecDeque<TaskId>>,
+    /// Registrations dropped while the event loop was busy: their callbacks
+    /// are removed after the loop's turn.
+    orphans: RefCell<Vec<mio::Token>>,
 }
 // ANCHOR_END: inner
 
@@ -68,6 +71,7 @@ impl Runtime {
                 queue,
                 next_id: Cell::new(MAIN + 1),
                 batch: Cell::new(VecDeque::new()),
+                orphans: RefCell::new(Vec::new()),
             }),
         })
     }
@@ -133,6 +137,7 @@ impl Runtime {
                 None
             };
             self.inner.event_loop.borrow_mut().turn(wait)?;
+            self.inner.forget_orphans();
         }
     }
     // ANCHOR_END: block_on
@@ -182,6 +187,22 @@ impl Drop for Runtime {
 }
 
 impl Inner {
+    /// Remembers `token` to be removed from the event loop after its turn:
+    /// for a registration dropped while the loop was running a callback.
+    pub(crate) fn forget_after_turn(&self, token: mio::Token) {
+        self.orphans.borrow_mut().push(token);
+    }
+
+    fn forget_orphans(&self) {
+        let orphans = std::mem::take(&mut *self.orphans.borrow_mut());
+        if !orphans.is_empty() {
+            let mut event_loop = self.event_loop.borrow_mut();
+            for token in orphans {
+                event_loop.forget(token);
+            }
+        }
+    }
+
     fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
@@ -314,23 +335,8 @@ impl fmt::Debug for Runtime {
 mod tests {
     use super::*;
     use crate::task::JoinError;
-    use std::future::poll_fn;
 
-    /// A future that is pending the first time and ready the second, waking
-    /// itself in between: the smallest thing that needs two steps.
-    async fn yield_now() {
-        let mut yielded = false;
-        poll_fn(|cx| {
-            if yielded {
-                Poll::Ready(())
-            } else {
-                yielded = true;
-                cx.waker().wake_by_ref();
-                Poll::Pending
-            }
-        })
-        .await
-    }
+    use crate::future::yield_now;
 
     #[test]
     fn block_on_returns_the_output() {

@@ -10,8 +10,10 @@
 //! | [`time`] | `asyncio.sleep`, `asyncio.wait_for` |
 //! | [`net`] | non-blocking sockets |
 //! | [`blocking`] | `loop.run_in_executor` (for DNS) |
+//! | [`oneshot`] | (ours) a result handed from a helper thread to a task |
 //! | [`queue`] | `asyncio.Queue` |
 //! | [`gather`] | `asyncio.gather` |
+//! | [`future`] | `asyncio.sleep(0)`, `asyncio.wait(FIRST_COMPLETED)`, and a panic caught |
 //!
 //! Every loop turn, poll, wake, registration and timer logs a line at trace
 //! level under the target `runtime`: run with `RUST_LOG=runtime=trace`.
@@ -19,8 +21,10 @@
 pub mod blocking;
 pub mod event_loop;
 pub mod executor;
+pub mod future;
 pub mod gather;
 pub mod net;
+pub mod oneshot;
 pub mod queue;
 pub mod reactor;
 pub mod task;
@@ -30,6 +34,7 @@ pub mod waker;
 pub use blocking::spawn_blocking;
 pub use event_loop::{EventLoop, Readiness};
 pub use executor::{Runtime, dump_tasks, run_until_complete, spawn, try_spawn};
+pub use future::{Either, catch_unwind, select, yield_now};
 pub use gather::gather;
 pub use net::{TcpListener, TcpStream};
 pub use queue::Queue;

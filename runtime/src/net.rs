@@ -15,10 +15,10 @@ use log::trace;
 use crate::blocking::spawn_blocking;
 use crate::reactor::{Direction, Registration};
 
-/// A TCP connection, registered with the running runtime.
+/// A TCP connection, registered with the running runtime. Dropping it
+/// deregisters and closes the socket.
 pub struct TcpStream {
-    io: mio::net::TcpStream,
-    registration: Registration,
+    io: Registration<mio::net::TcpStream>,
 }
 
 impl TcpStream {
@@ -29,10 +29,9 @@ impl TcpStream {
     /// `setblocking(False)`, which raises `BlockingIOError` and carries on in
     /// the background.
     pub fn start_connect(addr: SocketAddr) -> io::Result<TcpStream> {
-        let mut io = mio::net::TcpStream::connect(addr)?;
-        let registration = Registration::new(&mut io)?;
-        trace!(target: "runtime", "connect to {addr} started, token={}", registration.token().0);
-        Ok(TcpStream { io, registration })
+        let io = Registration::new(mio::net::TcpStream::connect(addr)?)?;
+        trace!(target: "runtime", "connect to {addr} started, token={}", io.token().0);
+        Ok(TcpStream { io })
     }
     // ANCHOR_END: start_connect
 
@@ -42,8 +41,7 @@ impl TcpStream {
     /// writable we ask the socket whether it failed (`take_error`) and
     /// whether it is really connected (`peer_addr`).
     pub fn poll_connect(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let io = &self.io;
-        self.registration.poll_io(cx, Direction::Write, || {
+        self.io.poll_io(cx, Direction::Write, |io| {
             if let Some(err) = io.take_error()? {
                 return Err(err);
             }
@@ -85,17 +83,13 @@ impl TcpStream {
     /// Reads into `buf`, waiting until at least one byte (or EOF, `Ok(0)`)
     /// is there.
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let io = &self.io;
-        self.registration
-            .poll_io(cx, Direction::Read, || (&*io).read(buf))
+        self.io.poll_io(cx, Direction::Read, |mut io| io.read(buf))
     }
 
     /// Writes some of `buf`, waiting until the socket takes at least a byte.
     /// Returns how many it took, which may be fewer than `buf.len()`.
     pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let io = &self.io;
-        self.registration
-            .poll_io(cx, Direction::Write, || (&*io).write(buf))
+        self.io.poll_io(cx, Direction::Write, |mut io| io.write(buf))
     }
 
     /// Reads some bytes; `Ok(0)` means the peer closed its side.
@@ -137,40 +131,40 @@ impl TcpStream {
 
     /// Shuts down one or both halves of the connection.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.io.shutdown(how)
+        self.io.get_ref().shutdown(how)
     }
 
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.peer_addr()
+        self.io.get_ref().peer_addr()
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+        self.io.get_ref().local_addr()
     }
 
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        self.io.set_nodelay(nodelay)
+        self.io.get_ref().set_nodelay(nodelay)
     }
 
     /// The event-loop token, as the trace log shows it.
     pub fn token(&self) -> mio::Token {
-        self.registration.token()
+        self.io.token()
     }
 }
 
 impl Drop for TcpStream {
     fn drop(&mut self) {
-        trace!(target: "runtime", "close token={}", self.registration.token().0);
-        self.registration.deregister(&mut self.io);
+        // The registration deregisters and closes the socket after this.
+        trace!(target: "runtime", "close token={}", self.io.token().0);
     }
 }
 
 impl std::fmt::Debug for TcpStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpStream")
-            .field("token", &self.registration.token().0)
-            .field("local", &self.io.local_addr().ok())
-            .field("peer", &self.io.peer_addr().ok())
+            .field("token", &self.io.token().0)
+            .field("local", &self.io.get_ref().local_addr().ok())
+            .field("peer", &self.io.get_ref().peer_addr().ok())
             .finish()
     }
 }
@@ -179,21 +173,31 @@ impl std::fmt::Debug for TcpStream {
 /// `accept`, so a program can bind, print its port, and only then start the
 /// runtime.
 pub struct TcpListener {
-    io: mio::net::TcpListener,
-    registration: Option<Registration>,
+    state: Listener,
+}
+
+/// A listener before and after its first `accept`.
+enum Listener {
+    Bound(mio::net::TcpListener),
+    Registered(Registration<mio::net::TcpListener>),
+    /// Only while moving from one to the other, or if registering failed.
+    Gone,
 }
 
 impl TcpListener {
     /// Binds to `addr`; port 0 picks a free port.
     pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
         Ok(TcpListener {
-            io: mio::net::TcpListener::bind(addr)?,
-            registration: None,
+            state: Listener::Bound(mio::net::TcpListener::bind(addr)?),
         })
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+        match &self.state {
+            Listener::Bound(io) => io.local_addr(),
+            Listener::Registered(io) => io.get_ref().local_addr(),
+            Listener::Gone => Err(listener_gone()),
+        }
     }
 
     /// Waits for the next connection.
@@ -201,18 +205,22 @@ impl TcpListener {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        let registration = match &mut self.registration {
-            Some(registration) => registration,
-            slot @ None => slot.insert(Registration::new(&mut self.io)?),
+        if let Listener::Bound(_) = self.state
+            && let Listener::Bound(io) = std::mem::replace(&mut self.state, Listener::Gone)
+        {
+            self.state = Listener::Registered(Registration::new(io)?);
+        }
+        let Listener::Registered(listener) = &self.state else {
+            return Poll::Ready(Err(listener_gone()));
         };
-        let (mut io, peer) = match registration.poll_io(cx, Direction::Read, || self.io.accept()) {
+        let (io, peer) = match listener.poll_io(cx, Direction::Read, |io| io.accept()) {
             Poll::Ready(Ok(pair)) => pair,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             Poll::Pending => return Poll::Pending,
         };
-        let registration = Registration::new(&mut io)?;
-        trace!(target: "runtime", "accepted {peer}, token={}", registration.token().0);
-        Poll::Ready(Ok((TcpStream { io, registration }, peer)))
+        let io = Registration::new(io)?;
+        trace!(target: "runtime", "accepted {peer}, token={}", io.token().0);
+        Poll::Ready(Ok((TcpStream { io }, peer)))
     }
 
     /// Waits for the next connection.
@@ -221,12 +229,8 @@ impl TcpListener {
     }
 }
 
-impl Drop for TcpListener {
-    fn drop(&mut self) {
-        if let Some(registration) = &self.registration {
-            registration.deregister(&mut self.io);
-        }
-    }
+fn listener_gone() -> io::Error {
+    io::Error::other("the listener could not be registered with the runtime")
 }
 
 // ANCHOR: resolve

@@ -100,19 +100,20 @@ impl IoState {
     }
 }
 
-/// A socket's membership in the runtime's event loop. The socket type owns
-/// both the mio source and this, and must call
-/// [`deregister`](Registration::deregister) when dropped.
-pub struct Registration {
+/// A source registered with the runtime's event loop, owned: a socket and
+/// its membership go together, as in smol's `Async<T>`. Dropping it
+/// deregisters the source, so no owner can forget to, and then closes it.
+pub struct Registration<S: Source> {
+    io: S,
     token: Token,
     state: Rc<IoState>,
     runtime: Rc<Inner>,
 }
 
-impl Registration {
-    /// Registers `source` for both reading and writing with the running
+impl<S: Source> Registration<S> {
+    /// Registers `io` for both reading and writing with the running
     /// runtime's event loop. Fails outside a runtime.
-    pub fn new<S: Source + ?Sized>(source: &mut S) -> io::Result<Registration> {
+    pub fn new(mut io: S) -> io::Result<Registration<S>> {
         let runtime = executor::current().ok_or_else(executor::no_runtime)?;
         let state = Rc::new(IoState::default());
         // Rule 1: assume ready until a `WouldBlock` says otherwise.
@@ -127,28 +128,35 @@ impl Registration {
             // Edge-triggered readiness costs nothing while nobody waits, so
             // always ask for both directions.
             event_loop.register(
-                source,
+                &mut io,
                 Interest::READABLE | Interest::WRITABLE,
                 move |_, readiness| callback_state.on_event(readiness),
             )?
         };
         state.token.set(token.0);
         Ok(Registration {
+            io,
             token,
             state,
             runtime,
         })
     }
 
+    /// The source, for the calls that are not reads or writes
+    /// (`peer_addr`, `set_nodelay`, ...).
+    pub fn get_ref(&self) -> &S {
+        &self.io
+    }
+
     // ANCHOR: poll_io
-    /// Tries `op` when the socket may be ready for `dir`. On `WouldBlock` it
-    /// clears readiness, stores the waker, and returns `Pending`; the next
-    /// event for `dir` wakes the task to try again.
+    /// Tries `op` on the source when it may be ready for `dir`. On
+    /// `WouldBlock` it clears readiness, stores the waker, and returns
+    /// `Pending`; the next event for `dir` wakes the task to try again.
     pub fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         dir: Direction,
-        mut op: impl FnMut() -> io::Result<R>,
+        mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         loop {
             if !self.state.ready(dir).get() {
@@ -156,7 +164,7 @@ impl Registration {
                 *self.state.waiter(dir).borrow_mut() = Some(cx.waker().clone());
                 return Poll::Pending;
             }
-            match op() {
+            match op(&self.io) {
                 // Rule 3: only WouldBlock clears readiness.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.state.ready(dir).set(false);
@@ -173,29 +181,43 @@ impl Registration {
         self.token
     }
 
-    /// Removes `source` from the event loop. Errors are ignored: the socket
-    /// is about to close, which removes it from the selector anyway.
-    pub fn deregister<S: Source + ?Sized>(&self, source: &mut S) {
+    /// Feeds an event to this registration as if the selector had reported
+    /// it, to make spurious events on demand. Only for tests and the
+    /// spurious-events lesson: the `test-hooks` feature.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn simulate_event(&self, readiness: Readiness) {
+        self.state.on_event(readiness);
+    }
+}
+
+// ANCHOR: registration_drop
+impl<S: Source> Drop for Registration<S> {
+    /// Removes the source from the event loop; then the source itself is
+    /// dropped, which closes it. Errors are ignored: a closed socket leaves
+    /// the selector anyway.
+    fn drop(&mut self) {
         match self.runtime.event_loop.try_borrow_mut() {
             Ok(mut event_loop) => {
-                let _ = event_loop.unregister(source, self.token);
+                let _ = event_loop.unregister(&mut self.io, self.token);
             }
-            // Dropped from inside an event-loop callback: the registration's
-            // callback stays behind, holding only readiness flags, and the
-            // closed socket produces no more events for it.
-            Err(_) => {
-                trace!(target: "runtime", "token={} left registered: loop busy", self.token.0)
-            }
+            // Dropped while the loop is busy (from inside one of its
+            // callbacks): the loop forgets the callback after the current
+            // turn instead, so none is left behind.
+            Err(_) => self.runtime.forget_after_turn(self.token),
         }
         self.state.reader.borrow_mut().take();
         self.state.writer.borrow_mut().take();
     }
+}
+// ANCHOR_END: registration_drop
 
-    /// Feeds an event to this registration as if the selector had reported
-    /// it. Tests use it to make spurious events on demand.
-    #[doc(hidden)]
-    pub fn simulate_event(&self, readiness: Readiness) {
-        self.state.on_event(readiness);
+impl<S: Source> std::fmt::Debug for Registration<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("token", &self.token.0)
+            .field("readable", &self.state.readable.get())
+            .field("writable", &self.state.writable.get())
+            .finish()
     }
 }
 
@@ -225,19 +247,16 @@ mod tests {
         (w.clone(), Waker::from(w))
     }
 
-    fn read_op<'a>(
-        s: &'a mio::net::UnixStream,
-        buf: &'a mut [u8],
-    ) -> impl FnMut() -> io::Result<usize> + 'a {
-        move || (&*s).read(buf)
+    fn read_op(buf: &mut [u8]) -> impl FnMut(&mio::net::UnixStream) -> io::Result<usize> + '_ {
+        move |s| (&*s).read(buf)
     }
 
     #[test]
     fn latest_waker_wins_and_spurious_events_are_harmless() {
         let rt = Runtime::new().unwrap();
         rt.block_on(async {
-            let (mut a, mut b) = mio::net::UnixStream::pair().unwrap();
-            let reg = Registration::new(&mut a).unwrap();
+            let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+            let reg = Registration::new(a).unwrap();
             let (first, first_waker) = counting();
             let (second, second_waker) = counting();
             let mut buf = [0u8; 4];
@@ -245,13 +264,13 @@ mod tests {
             let poll = reg.poll_io(
                 &mut Context::from_waker(&first_waker),
                 Direction::Read,
-                read_op(&a, &mut buf),
+                read_op(&mut buf),
             );
             assert!(poll.is_pending());
             let poll = reg.poll_io(
                 &mut Context::from_waker(&second_waker),
                 Direction::Read,
-                read_op(&a, &mut buf),
+                read_op(&mut buf),
             );
             assert!(poll.is_pending());
             // A spurious event wakes only the latest waiter...
@@ -265,18 +284,17 @@ mod tests {
             let poll = reg.poll_io(
                 &mut Context::from_waker(&second_waker),
                 Direction::Read,
-                read_op(&a, &mut buf),
+                read_op(&mut buf),
             );
             assert!(poll.is_pending());
             b.write_all(b"ping").unwrap();
             // The real event arrives through the event loop and wakes us.
             poll_fn(|cx| {
-                reg.poll_io(cx, Direction::Read, read_op(&a, &mut buf))
+                reg.poll_io(cx, Direction::Read, read_op(&mut buf))
                     .map(|r| assert_eq!(r.unwrap(), 4))
             })
             .await;
             assert_eq!(&buf, b"ping");
-            reg.deregister(&mut a);
         })
         .unwrap();
     }
@@ -285,8 +303,8 @@ mod tests {
     fn short_reads_keep_readiness_until_would_block() {
         let rt = Runtime::new().unwrap();
         rt.block_on(async {
-            let (mut a, mut b) = mio::net::UnixStream::pair().unwrap();
-            let reg = Registration::new(&mut a).unwrap();
+            let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+            let reg = Registration::new(a).unwrap();
             b.write_all(b"abcdef").unwrap();
             let (_, waker) = counting();
             let mut cx = Context::from_waker(&waker);
@@ -295,7 +313,7 @@ mod tests {
             // because no read has returned WouldBlock yet.
             for _ in 0..3 {
                 let mut buf = [0u8; 2];
-                match reg.poll_io(&mut cx, Direction::Read, read_op(&a, &mut buf)) {
+                match reg.poll_io(&mut cx, Direction::Read, read_op(&mut buf)) {
                     Poll::Ready(Ok(n)) => got.extend_from_slice(&buf[..n]),
                     other => panic!("expected data, got {other:?}"),
                 }
@@ -303,19 +321,41 @@ mod tests {
             assert_eq!(got, b"abcdef");
             let mut buf = [0u8; 2];
             assert!(
-                reg.poll_io(&mut cx, Direction::Read, read_op(&a, &mut buf))
+                reg.poll_io(&mut cx, Direction::Read, read_op(&mut buf))
                     .is_pending()
             );
             assert!(!reg.state.readable.get());
-            reg.deregister(&mut a);
         })
         .unwrap();
     }
 
     #[test]
     fn registering_outside_a_runtime_is_an_error() {
-        let (mut a, _b) = mio::net::UnixStream::pair().unwrap();
-        let err = Registration::new(&mut a).err().unwrap();
+        let (a, _b) = mio::net::UnixStream::pair().unwrap();
+        let err = Registration::new(a).err().unwrap();
         assert!(err.to_string().contains("no runtime"), "{err}");
+    }
+
+    #[test]
+    fn dropping_deregisters_even_while_the_loop_is_busy() {
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            let inner = executor::current().unwrap();
+            let registered = || inner.event_loop.borrow().registered();
+            let (a, _b) = mio::net::UnixStream::pair().unwrap();
+            drop(Registration::new(a).unwrap());
+            assert_eq!(registered(), 0);
+            // As if from inside an event-loop callback: the loop is borrowed.
+            let (a, _b) = mio::net::UnixStream::pair().unwrap();
+            let reg = Registration::new(a).unwrap();
+            let busy = inner.event_loop.borrow_mut();
+            drop(reg);
+            drop(busy);
+            assert_eq!(registered(), 1);
+            // The next turn of the loop forgets it.
+            crate::future::yield_now().await;
+            assert_eq!(registered(), 0);
+        })
+        .unwrap();
     }
 }

@@ -159,7 +159,9 @@ impl<F: Future + 'static> Runnable for Task<F> {
             }
             Ok(Poll::Pending) => Err(JoinError::Cancelled),
             Ok(Poll::Ready(output)) => Ok(output),
-            Err(payload) => Err(JoinError::Panicked(panic_message(payload.as_ref()))),
+            Err(payload) => Err(JoinError::Panicked(crate::future::panic_message(
+                payload.as_ref(),
+            ))),
         };
         match &outcome {
             Ok(_) => trace!(target: "runtime", "poll task={} -> Ready", self.id),
@@ -277,12 +279,3 @@ impl<T> fmt::Debug for JoinHandle<T> {
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
-}

@@ -174,22 +174,9 @@ impl<T: fmt::Debug> fmt::Debug for Future<T> {
 mod tests {
     use super::*;
     use std::cell::RefCell;
-    use std::future::poll_fn;
     use std::rc::Rc;
 
-    /// Pending once, having woken itself: lets every other ready task run.
-    async fn yield_now() {
-        let mut yielded = false;
-        poll_fn(|cx| {
-            if yielded {
-                return Poll::Ready(());
-            }
-            yielded = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        })
-        .await
-    }
+    use runtime::yield_now;
 
     #[test]
     fn set_result_runs_the_callbacks_in_order_with_the_future() {

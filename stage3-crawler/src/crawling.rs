@@ -12,15 +12,12 @@
 
 use std::cell::{Cell, Ref, RefCell};
 use std::collections::HashSet;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
-use std::pin::pin;
 use std::rc::Rc;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use runtime::{JoinHandle, Queue};
+use runtime::{Either, JoinHandle, Queue, catch_unwind};
 use url::Url;
 
 use crate::charset::{charset_param, media_type};
@@ -155,7 +152,10 @@ impl Crawler {
             .map(|worker| runtime::spawn(Rc::clone(self).work(worker)))
             .collect();
         self.t0.set(Instant::now());
-        let outcome = first(self.q.join(), interrupt).await;
+        let outcome = match runtime::select(self.q.join(), interrupt).await {
+            Either::Left(()) => Outcome::Completed,
+            Either::Right(()) => Outcome::Interrupted,
+        };
         self.t1.set(Some(Instant::now()));
         // They are all parked in `get` (or, if interrupted, mid-fetch):
         // dropping their futures closes their sockets.
@@ -555,38 +555,4 @@ impl Crawler {
                 .any(|stat| stat.url == root.as_str() && stat.exception.is_none())
         })
     }
-}
-
-/// Waits for whichever of two futures finishes first.
-async fn first(join: impl Future<Output = ()>, interrupt: impl Future<Output = ()>) -> Outcome {
-    let mut join = pin!(join);
-    let mut interrupt = pin!(interrupt);
-    poll_fn(|cx| {
-        if join.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Outcome::Completed);
-        }
-        if interrupt.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Outcome::Interrupted);
-        }
-        Poll::Pending
-    })
-    .await
-}
-
-/// Runs `future`, turning a panic inside it into an error instead of the
-/// end of the task that polls it.
-async fn catch_unwind<F: Future>(future: F) -> Result<F::Output, String> {
-    let mut future = pin!(future);
-    poll_fn(
-        |cx| match panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(payload) => Poll::Ready(Err(payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string()))),
-        },
-    )
-    .await
 }

@@ -28,8 +28,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 // ANCHOR: interrupt
 /// A SIGINT watcher. Must be created inside `Runtime::block_on`.
 pub struct Interrupt {
-    reader: mio::net::UnixStream,
-    registration: Registration,
+    reader: Registration<mio::net::UnixStream>,
     handlers: Vec<SigId>,
 }
 
@@ -41,24 +40,18 @@ impl Interrupt {
         // One byte per press. The handler never exits the process itself:
         // that could cut the report in the middle of a line.
         let handlers = vec![signal_hook::low_level::pipe::register(SIGINT, writer)?];
-        let mut reader = mio::net::UnixStream::from_std(reader);
-        let registration = Registration::new(&mut reader)?;
-        Ok(Interrupt {
-            reader,
-            registration,
-            handlers,
-        })
+        let reader = Registration::new(mio::net::UnixStream::from_std(reader))?;
+        Ok(Interrupt { reader, handlers })
     }
 
     /// Completes when Ctrl-C is pressed.
     pub async fn wait(&self) {
         let mut byte = [0u8; 1];
-        let reader = &self.reader;
         // Readable means the handler wrote its byte (or, impossibly, the
         // writer closed): either way, stop waiting.
         let _ = poll_fn(|cx| {
-            self.registration
-                .poll_io(cx, Direction::Read, || (&*reader).read(&mut byte))
+            self.reader
+                .poll_io(cx, Direction::Read, |mut r| r.read(&mut byte))
         })
         .await;
     }
@@ -68,7 +61,7 @@ impl Interrupt {
     pub fn presses(&self) -> usize {
         let mut bytes = [0u8; 64];
         let mut count = 0;
-        while let Ok(n @ 1..) = (&self.reader).read(&mut bytes) {
+        while let Ok(n @ 1..) = self.reader.get_ref().read(&mut bytes) {
             count += n;
         }
         count
@@ -144,9 +137,9 @@ impl<W: Write> Write for ReportOut<W> {
 
 impl Drop for Interrupt {
     fn drop(&mut self) {
+        // The registration deregisters the pipe after this.
         for id in self.handlers.drain(..) {
             signal_hook::low_level::unregister(id);
         }
-        self.registration.deregister(&mut self.reader);
     }
 }

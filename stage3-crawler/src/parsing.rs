@@ -5,9 +5,10 @@
 //! only choice. Here the loop thread hands each page to a small pool of
 //! helper threads, and carries on driving sockets while they parse (a small
 //! page is parsed on the spot: sending it away would cost more). A helper
-//! sends the result back through a one-shot slot and wakes the waiting task,
-//! which reaches the sleeping loop through the runtime's cross-thread waker
-//! (the same road `runtime::spawn_blocking` takes for DNS).
+//! sends the result back through the runtime's [`oneshot`] handoff and wakes
+//! the waiting task, which reaches the sleeping loop through the runtime's
+//! cross-thread waker (the same road `runtime::spawn_blocking` takes for
+//! DNS).
 //!
 //! [`parse_page`] is the whole job, a plain function, so it can run
 //! anywhere: on a helper thread, or inline when the pool has no threads.
@@ -18,12 +19,13 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 
 use url::Url;
 
 use crawl_kit::links::resolve_hrefs;
+use runtime::oneshot;
 
 use crate::charset::decode;
 use crate::scanner::scan_hrefs;
@@ -97,7 +99,7 @@ impl ParsePool {
     /// Parses a page on a helper thread, or at once if it is small. The
     /// future resolves when it is done; the loop thread is free meanwhile.
     pub fn parse(&self, body: Vec<u8>, charset: Option<String>, page_url: Url) -> Parsing {
-        let slot = Arc::new(Slot::default());
+        let (sender, result) = oneshot::channel();
         let small = body.len() < PARSE_INLINE_BELOW;
         let parse = move || {
             panic::catch_unwind(AssertUnwindSafe(|| {
@@ -107,14 +109,13 @@ impl ParsePool {
         };
         match &self.jobs {
             Some(jobs) if !small => {
-                let completer = Completer(Some(Arc::clone(&slot)));
-                // If the helpers are gone, the job (and its completer) is
-                // dropped here, which completes the slot with an error.
-                let _ = jobs.send(Box::new(move || completer.finish(parse())));
+                // If the helpers are gone, the job (and the sender in it) is
+                // dropped unsent, and the waiting task gets an error.
+                let _ = jobs.send(Box::new(move || sender.send(parse())));
             }
-            _ => slot.complete(parse()),
+            _ => sender.send(parse()),
         }
-        Parsing { slot }
+        Parsing { result }
     }
     // ANCHOR_END: parse
 
@@ -147,75 +148,18 @@ fn helper(queue: &Mutex<Receiver<Job>>) {
 
 type ParseResult = Result<ParsedPage, String>;
 
-/// The one-shot slot a helper fills and the loop waits on.
-#[derive(Default)]
-struct Slot {
-    result: Mutex<Option<ParseResult>>,
-    waker: Mutex<Option<Waker>>,
-}
-
-impl Slot {
-    fn complete(&self, result: ParseResult) {
-        *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
-        // Result first, then the waker: see `Parsing::poll`.
-        if let Some(waker) = self
-            .waker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            waker.wake();
-        }
-    }
-}
-
-/// Completes the slot exactly once, with an error if the job is dropped
-/// without running.
-struct Completer(Option<Arc<Slot>>);
-
-impl Completer {
-    fn finish(mut self, result: ParseResult) {
-        if let Some(slot) = self.0.take() {
-            slot.complete(result);
-        }
-    }
-}
-
-impl Drop for Completer {
-    fn drop(&mut self) {
-        if let Some(slot) = self.0.take() {
-            slot.complete(Err("the parser threads are gone".into()));
-        }
-    }
-}
-
 /// The future [`ParsePool::parse`] returns.
 pub struct Parsing {
-    slot: Arc<Slot>,
+    result: oneshot::Receiver<ParseResult>,
 }
 
 impl Future for Parsing {
     type Output = ParseResult;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ParseResult> {
-        // Store the waker, then look: a helper finishing in between finds
-        // the waker, and one that finished before we stored it left the
-        // result for us to find now.
-        *self
-            .slot
-            .waker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(cx.waker().clone());
-        match self
-            .slot
-            .result
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            Some(result) => Poll::Ready(result),
-            None => Poll::Pending,
-        }
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ParseResult> {
+        Pin::new(&mut self.result)
+            .poll(cx)
+            .map(|result| result.unwrap_or_else(|_| Err("the parser threads are gone".into())))
     }
 }
 
@@ -266,7 +210,7 @@ mod tests {
         big.resize(PARSE_INLINE_BELOW, b' ');
         // Ready at the first poll: no helper was involved.
         let mut parsing = pool.parse(small, None, base.clone());
-        let mut cx = Context::from_waker(Waker::noop());
+        let mut cx = Context::from_waker(std::task::Waker::noop());
         assert!(Pin::new(&mut parsing).poll(&mut cx).is_ready());
         // The helper is held up until we let it go, so the big page's
         // answer cannot be there at the first poll.

@@ -245,7 +245,9 @@ impl Default for Baton {
     }
 }
 
-/// Gives the other tasks a turn: pending once, having woken itself.
+/// Gives the other tasks a turn: pending once, having woken itself. Not
+/// `runtime::yield_now`: the same future runs on both runtimes, so that the
+/// comparison measures the runtimes and not two yields.
 pub fn yield_now() -> YieldNow {
     YieldNow { yielded: false }
 }

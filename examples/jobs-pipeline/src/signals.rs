@@ -43,14 +43,12 @@ impl SignalPipe {
     /// Waits for the first signal. Must run inside the runtime.
     pub async fn wait(self) -> io::Result<()> {
         self.read_end.set_nonblocking(true)?;
-        let mut pipe = mio::net::UnixStream::from_std(self.read_end);
-        let registration = Registration::new(&mut pipe)?;
+        // Dropped at the end of this function: deregistered and closed.
+        let pipe = Registration::new(mio::net::UnixStream::from_std(self.read_end))?;
         let mut byte = [0u8; 1];
-        let result =
-            poll_fn(|cx| registration.poll_io(cx, Direction::Read, || (&pipe).read(&mut byte)))
-                .await;
-        registration.deregister(&mut pipe);
-        result.map(drop)
+        poll_fn(|cx| pipe.poll_io(cx, Direction::Read, |mut p| p.read(&mut byte)))
+            .await
+            .map(drop)
     }
     // ANCHOR_END: wait
 }

@@ -11,23 +11,21 @@ use runtime::reactor::{Direction, Registration};
 
 /// One end of a Unix socket pair, in the runtime's event loop.
 pub struct Watched {
-    sock: mio::net::UnixStream,
-    registration: Registration,
+    sock: Registration<mio::net::UnixStream>,
 }
 
 impl Watched {
     /// Registers `sock` with the running runtime.
     pub fn new(sock: UnixStream) -> io::Result<Watched> {
         sock.set_nonblocking(true)?;
-        let mut sock = mio::net::UnixStream::from_std(sock);
-        let registration = Registration::new(&mut sock)?;
-        Ok(Watched { sock, registration })
+        let sock = Registration::new(mio::net::UnixStream::from_std(sock))?;
+        Ok(Watched { sock })
     }
 
     /// The reactor's hook for tests: feed it an event that the OS never
     /// reported.
     pub fn simulate_readable(&self) {
-        self.registration.simulate_event(runtime::Readiness {
+        self.sock.simulate_event(runtime::Readiness {
             readable: true,
             ..runtime::Readiness::default()
         });
@@ -36,7 +34,7 @@ impl Watched {
     /// A read that believes the event: it goes straight to the socket,
     /// without the reactor's "WouldBlock means wait" rule.
     pub fn trusting_read(&self) -> io::Result<usize> {
-        (&self.sock).read(&mut [0u8; 64])
+        self.sock.get_ref().read(&mut [0u8; 64])
     }
 
     // ANCHOR: read_narrated
@@ -49,9 +47,9 @@ impl Watched {
         let mut woken = "";
         let result = poll_fn(|cx| {
             let mut tried = false;
-            let poll = self.registration.poll_io(cx, Direction::Read, || {
+            let poll = self.sock.poll_io(cx, Direction::Read, |mut sock| {
                 tried = true;
-                (&self.sock).read(&mut buf)
+                sock.read(&mut buf)
             });
             match &poll {
                 // An event said "readable", the read said "WouldBlock":
@@ -79,10 +77,4 @@ impl Watched {
         Ok(buf.get(..n).unwrap_or_default().to_vec())
     }
     // ANCHOR_END: read_narrated
-}
-
-impl Drop for Watched {
-    fn drop(&mut self) {
-        self.registration.deregister(&mut self.sock);
-    }
 }

@@ -44,19 +44,7 @@ pub fn turn_until(event_loop: &mut EventLoop, what: &str, mut done: impl FnMut()
     }
 }
 
-/// Pending once, having woken itself: lets every other ready task run.
-pub async fn yield_now() {
-    let mut yielded = false;
-    poll_fn(|cx| {
-        if yielded {
-            return Poll::Ready(());
-        }
-        yielded = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    })
-    .await
-}
+pub use runtime::yield_now;
 
 /// A socket bound to a port but not listening: connects to that port are
 /// refused for as long as the socket lives. Call `listen` on it to start
