@@ -142,7 +142,7 @@ impl Runtime {
     }
     // ANCHOR_END: block_on
 
-    fn enter(&self) -> io::Result<Context_> {
+    fn enter(&self) -> io::Result<EnterGuard> {
         CURRENT.with(|current| {
             let mut current = current.borrow_mut();
             if current.is_some() {
@@ -151,7 +151,7 @@ impl Runtime {
                 ));
             }
             *current = Some(self.inner.clone());
-            Ok(Context_ {
+            Ok(EnterGuard {
                 _running: self.inner.queue.enter(),
             })
         })
@@ -159,11 +159,11 @@ impl Runtime {
 }
 
 /// Clears [`CURRENT`] when `block_on` returns, even by panic.
-struct Context_ {
+struct EnterGuard {
     _running: crate::waker::RunningGuard,
 }
 
-impl Drop for Context_ {
+impl Drop for EnterGuard {
     fn drop(&mut self) {
         CURRENT.with(|current| current.borrow_mut().take());
     }

@@ -17,7 +17,7 @@
 //! | [`request`] | the HTTP/1.0 request |
 //! | [`error`] | (new) errors that keep the chain of steps they came through |
 //! | [`cli`] | the command line |
-//! | [`hooks`] | (new) fault injection, for the book's backtrace |
+//! | [`hooks`] | (new) fault injection for the book's backtrace (feature `test-hooks`) |
 
 pub mod async_fetch;
 pub mod chapter_future;
