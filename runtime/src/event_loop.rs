@@ -30,6 +30,8 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::clock::{Clock, saturating_add};
+
 use log::trace;
 use mio::event::Source;
 use mio::{Events, Interest, Poll, Token};
@@ -103,6 +105,8 @@ pub struct EventLoop {
     next_timer: u64,
     waker: Arc<mio::Waker>,
     stopped: bool,
+    /// Where "now" comes from: the system, or a paused clock in tests.
+    clock: Clock,
 }
 // ANCHOR_END: event_loop_struct
 
@@ -121,7 +125,18 @@ impl EventLoop {
             next_timer: 0,
             waker,
             stopped: false,
+            clock: Clock::System,
         })
+    }
+
+    /// Uses `clock` for timers from now on (a paused one, in tests).
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
+    }
+
+    /// The time now, by the loop's clock.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
     }
 
     // ANCHOR: register
@@ -197,7 +212,7 @@ impl EventLoop {
         delay: Duration,
         callback: impl FnOnce(&mut EventLoop) + 'static,
     ) -> TimerId {
-        self.call_at(crate::time::deadline_after(delay), callback)
+        self.call_at(saturating_add(self.now(), delay), callback)
     }
 
     /// Runs `callback` once, at or soon after `deadline`.
@@ -212,7 +227,7 @@ impl EventLoop {
         };
         self.next_timer += 1;
         self.timers.insert(id, Box::new(callback));
-        trace!(target: "runtime", "timer set id={} in {:?}", id.seq, deadline.saturating_duration_since(Instant::now()));
+        trace!(target: "runtime", "timer set id={} in {:?}", id.seq, deadline.saturating_duration_since(self.now()));
         id
     }
 
@@ -275,13 +290,21 @@ impl EventLoop {
     /// past the next timer), run the callbacks of the ready sources, then run
     /// the timers that are due. Returns how many callbacks ran.
     pub fn turn(&mut self, max_wait: Option<Duration>) -> io::Result<usize> {
-        let wait = match (max_wait, self.next_deadline()) {
+        let next_deadline = self.next_deadline();
+        let mut wait = match (max_wait, next_deadline) {
             (wait, None) => wait,
             (wait, Some(deadline)) => {
-                let until_timer = deadline.saturating_duration_since(Instant::now());
+                let until_timer = deadline.saturating_duration_since(self.now());
                 Some(wait.map_or(until_timer, |w| w.min(until_timer)))
             }
         };
+        // A paused clock never waits for a timer: it looks at I/O without
+        // sleeping, and jumps to the deadline below if nothing happened.
+        let jump_to =
+            next_deadline.filter(|_| self.clock.is_paused() && wait != Some(Duration::ZERO));
+        if jump_to.is_some() {
+            wait = Some(Duration::ZERO);
+        }
         trace!(
             target: "runtime",
             "loop turn: wait {} for {} sources, {} timers",
@@ -309,6 +332,9 @@ impl EventLoop {
             if self.dispatch(token, readiness) {
                 ran += 1;
             }
+        }
+        if let Some(deadline) = jump_to.filter(|_| ready.is_empty()) {
+            self.clock.advance_to(deadline);
         }
         ready.clear();
         self.ready = ready;
@@ -341,7 +367,7 @@ impl EventLoop {
         if self.timers.is_empty() {
             return 0; // spare the clock read on the busiest path
         }
-        let now = Instant::now();
+        let now = self.now();
         let mut fired = 0;
         // One at a time: a timer callback may set or cancel other timers.
         while let Some(entry) = self.timers.first_entry() {

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use log::trace;
 
+use crate::clock::Clock;
 use crate::event_loop::EventLoop;
 use crate::task::{JoinHandle, Runnable, Task, TaskState};
 use crate::waker::{RunQueue, TaskId, TaskWaker};
@@ -83,6 +84,19 @@ impl Runtime {
         F: Future + 'static,
     {
         self.inner.spawn(future)
+    }
+
+    /// A runtime whose timers run by `clock`: [`Clock::paused`] makes timer
+    /// tests exact and independent of the machine's speed.
+    pub fn with_clock(clock: Clock) -> io::Result<Runtime> {
+        let runtime = Runtime::new()?;
+        runtime.inner.event_loop.borrow_mut().set_clock(clock);
+        Ok(runtime)
+    }
+
+    /// The time now, by this runtime's clock.
+    pub fn now(&self) -> std::time::Instant {
+        self.inner.event_loop.borrow().now()
     }
 
     /// How many sockets are registered with this runtime's event loop. A

@@ -8,6 +8,7 @@
 //! | [`waker`], [`task`], [`executor`] | `Future.add_done_callback`, `Task.step`, `run_until_complete` |
 //! | [`reactor`] | the callbacks that resolve futures when a socket is ready |
 //! | [`time`] | `asyncio.sleep`, `asyncio.wait_for` |
+//! | [`clock`] | (ours) the real clock, or a paused one for tests |
 //! | [`net`] | non-blocking sockets |
 //! | [`blocking`] | `loop.run_in_executor` (for DNS) |
 //! | [`oneshot`] | (ours) a result handed from a helper thread to a task |
@@ -19,6 +20,7 @@
 //! level under the target `runtime`: run with `RUST_LOG=runtime=trace`.
 
 pub mod blocking;
+pub mod clock;
 pub mod event_loop;
 pub mod executor;
 pub mod future;

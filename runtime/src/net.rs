@@ -89,7 +89,8 @@ impl TcpStream {
     /// Writes some of `buf`, waiting until the socket takes at least a byte.
     /// Returns how many it took, which may be fewer than `buf.len()`.
     pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_io(cx, Direction::Write, |mut io| io.write(buf))
+        self.io
+            .poll_io(cx, Direction::Write, |mut io| io.write(buf))
     }
 
     /// Reads some bytes; `Ok(0)` means the peer closed its side.

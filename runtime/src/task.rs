@@ -278,4 +278,3 @@ impl<T> fmt::Debug for JoinHandle<T> {
             .finish()
     }
 }
-

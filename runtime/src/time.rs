@@ -16,6 +16,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use crate::clock::saturating_add;
 use crate::event_loop::TimerId;
 use crate::executor::{self, Inner};
 
@@ -29,16 +30,18 @@ pub fn sleep(duration: Duration) -> Sleep {
     sleep_until(deadline_after(duration))
 }
 
-/// The instant `duration` from now, saturating: `Instant + Duration` panics
-/// when the sum does not fit the clock, and a caller's `Duration::MAX`
-/// ("no limit") must not crash the program. A hundred years is "never" for
-/// any timer this runtime will run.
+/// The instant `duration` from now by the running runtime's clock,
+/// saturating at "never" rather than panicking.
 pub fn deadline_after(duration: Duration) -> Instant {
-    const NEVER: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
-    let now = Instant::now();
-    now.checked_add(duration.min(NEVER))
-        .or_else(|| now.checked_add(Duration::from_secs(24 * 60 * 60)))
-        .unwrap_or(now)
+    saturating_add(now(), duration)
+}
+
+/// The time now by the running runtime's clock (paused in some tests), or
+/// the system's outside a runtime.
+pub fn now() -> Instant {
+    executor::current()
+        .and_then(|rt| rt.event_loop.try_borrow().ok().map(|el| el.now()))
+        .unwrap_or_else(Instant::now)
 }
 
 /// Completes at `deadline`.
@@ -74,7 +77,7 @@ impl Future for Sleep {
 
     // ANCHOR: sleep_poll
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if Instant::now() >= self.deadline {
+        if now() >= self.deadline {
             return Poll::Ready(());
         }
         match &self.timer {

@@ -1,10 +1,39 @@
 //! `Queue::join`, the crawler's "are we done yet".
+//!
+//! A `join` that never returns is exactly the bug these tests look for, so
+//! each runs under a timeout on a paused clock: if the test hangs, the
+//! runtime has nothing else to do, the clock jumps to the deadline, and the
+//! test fails at once instead of hanging CI.
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::rc::Rc;
+use std::time::Duration;
 
+use runtime::clock::Clock;
 use runtime::queue::TaskDoneError;
-use runtime::{Queue, run_until_complete, spawn};
+use runtime::{Queue, Runtime, spawn, timeout};
+
+/// Runs `future` to the end, or fails the test if it would hang.
+fn run_until_complete<F: Future>(future: F) -> std::io::Result<F::Output> {
+    let runtime = Runtime::with_clock(Clock::paused())?;
+    let output = runtime.block_on(timeout(Duration::from_secs(60), future))?;
+    Ok(output.expect("hung: still waiting after 60 s of (paused) time"))
+}
+
+#[test]
+fn a_join_that_never_ends_fails_instead_of_hanging() {
+    let runtime = Runtime::with_clock(Clock::paused()).unwrap();
+    let hung = runtime
+        .block_on(timeout(Duration::from_secs(60), async {
+            let q = Queue::new();
+            q.put_nowait(1);
+            // Nobody calls task_done.
+            q.join().await;
+        }))
+        .unwrap();
+    assert!(hung.is_err());
+}
 
 #[test]
 fn join_on_a_queue_that_never_had_an_item_resolves_at_once() {

@@ -1,25 +1,27 @@
-//! Timers fire in deadline order, whatever order they were set in.
+//! Timers fire in deadline order, whatever order they were set in, and
+//! never early. On a paused clock, so the test is exact on any machine: the
+//! clock stands still while the tasks register, and jumps from deadline to
+//! deadline when there is nothing else to do.
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use runtime::time::sleep_until;
-use runtime::{run_until_complete, spawn};
+use runtime::clock::Clock;
+use runtime::time::{now, sleep, sleep_until};
+use runtime::{Runtime, spawn};
 
 #[test]
 fn timers_fire_in_deadline_order() {
-    // Deadlines start 100 ms out, so every task has registered its timer
-    // before the first one is due; from then on, order is up to the timers.
-    let start = Instant::now() + Duration::from_millis(100);
+    let rt = Runtime::with_clock(Clock::paused()).unwrap();
+    let start = rt.now();
     let fired = Rc::new(RefCell::new(Vec::new()));
     // Set in a scrambled order, including two with the same deadline, which
     // fire in the order they were set.
     let delays_ms = [50u64, 10, 40, 0, 30, 20, 30];
-    let begun = Instant::now();
     // One task per timer: a timer's wake queues its task, so the tasks run
     // in the order their timers fired, even when several fire in one turn.
-    run_until_complete({
+    rt.block_on({
         let fired = fired.clone();
         async move {
             let tasks: Vec<_> = delays_ms
@@ -29,7 +31,10 @@ fn timers_fire_in_deadline_order() {
                     let fired = fired.clone();
                     spawn(async move {
                         sleep_until(start + Duration::from_millis(ms)).await;
-                        fired.borrow_mut().push((ms, i));
+                        // The clock says exactly when it fired: not early,
+                        // and (paused) not late either.
+                        let at = now() - start;
+                        fired.borrow_mut().push((ms, i, at));
                     })
                 })
                 .collect();
@@ -39,10 +44,31 @@ fn timers_fire_in_deadline_order() {
         }
     })
     .unwrap();
+    let ms = Duration::from_millis;
     assert_eq!(
         *fired.borrow(),
-        [(0, 3), (10, 1), (20, 5), (30, 4), (30, 6), (40, 2), (50, 0)]
+        [
+            (0, 3, ms(0)),
+            (10, 1, ms(10)),
+            (20, 5, ms(20)),
+            (30, 4, ms(30)),
+            (30, 6, ms(30)),
+            (40, 2, ms(40)),
+            (50, 0, ms(50))
+        ]
     );
-    // Nobody woke early.
-    assert!(begun.elapsed() >= Duration::from_millis(150));
+    assert_eq!(rt.now() - start, ms(50));
+}
+
+#[test]
+fn an_hour_of_sleep_takes_no_time_on_a_paused_clock() {
+    let rt = Runtime::with_clock(Clock::paused()).unwrap();
+    let start = rt.now();
+    let wall = std::time::Instant::now();
+    // Made inside the runtime, so it reads the runtime's clock.
+    rt.block_on(async { sleep(Duration::from_secs(3600)).await })
+        .unwrap();
+    assert_eq!(rt.now() - start, Duration::from_secs(3600));
+    // Not a timing assertion: an hour of real sleep would never finish.
+    assert!(wall.elapsed() < Duration::from_secs(3600));
 }

@@ -192,6 +192,14 @@ impl DemoSite {
         Ok((site, root))
     }
 
+    /// How long the site waits before answering `target` (a path, with or
+    /// without a query): a path delay, else the page delay for a numbered
+    /// page, else the global delay. Tests check the rule here, where no
+    /// clock is involved, and that it is applied with one timed request.
+    pub fn delay_for(&self, target: &str) -> Duration {
+        self.shared.delay_for(target)
+    }
+
     /// The address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr

@@ -120,7 +120,7 @@ impl Shared {
         }
     }
 
-    fn delay_for(&self, target: &str) -> Duration {
+    pub(crate) fn delay_for(&self, target: &str) -> Duration {
         let path = target.split_once('?').map_or(target, |(path, _)| path);
         let paths = &self.delays.path_delays;
         if let Some((_, delay)) = paths

@@ -36,7 +36,7 @@ impl Site {
         matches!(number, Some(n) if n < self.pages && DIRS.get(n % DIRS.len()) == Some(&dir))
     }
 
-    fn page_path(&self, n: usize) -> String {
+    pub(super) fn page_path(&self, n: usize) -> String {
         format!("/pages/{}/{n}.html", DIRS[n % DIRS.len()])
     }
 
