@@ -41,7 +41,6 @@ thread_local! {
     static CURRENT: RefCell<Option<Rc<Inner>>> = const { RefCell::new(None) };
 }
 
-// ANCHOR: inner
 pub(crate) struct Inner {
     pub(crate) event_loop: RefCell<EventLoop>,
     tasks: RefCell<HashMap<TaskId, Rc<dyn Runnable>>>,
@@ -53,7 +52,6 @@ pub(crate) struct Inner {
     /// are removed after the loop's turn.
     orphans: RefCell<Vec<mio::Token>>,
 }
-// ANCHOR_END: inner
 
 /// A single-threaded async runtime: an [`EventLoop`] plus tasks.
 pub struct Runtime {

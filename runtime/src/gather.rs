@@ -11,7 +11,6 @@ enum Slot<F: Future> {
     Taken,
 }
 
-// ANCHOR: gather
 /// Polls every future until all are done, and returns their outputs in the
 /// order given.
 ///
@@ -51,7 +50,6 @@ where
     })
     .await
 }
-// ANCHOR_END: gather
 
 #[cfg(test)]
 mod tests {

@@ -103,7 +103,6 @@ impl TcpStream {
         poll_fn(|cx| self.poll_write(cx, buf)).await
     }
 
-    // ANCHOR: write_all
     /// Writes all of `buf`. The chapter's `sock.send(request)` ignores how
     /// many bytes `send` took; a large request on a slow socket would be cut
     /// short. This keeps going until every byte is written.
@@ -116,7 +115,6 @@ impl TcpStream {
         }
         Ok(())
     }
-    // ANCHOR_END: write_all
 
     /// Reads until EOF, appending to `out`. Returns the number of bytes read.
     pub async fn read_to_end(&mut self, out: &mut Vec<u8>) -> io::Result<usize> {
@@ -234,7 +232,6 @@ fn listener_gone() -> io::Error {
     io::Error::other("the listener could not be registered with the runtime")
 }
 
-// ANCHOR: resolve
 /// Looks up `host`'s addresses without blocking the loop. An IP literal is
 /// parsed in place; a name goes to the system resolver on a helper thread
 /// (see [`crate::blocking`]), because `getaddrinfo` has no non-blocking form.
@@ -249,7 +246,6 @@ pub async fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
         .map_err(|e| io::Error::new(e.kind(), format!("cannot resolve {host}: {e}")))?;
     Ok(addrs.collect())
 }
-// ANCHOR_END: resolve
 
 #[cfg(test)]
 mod tests {

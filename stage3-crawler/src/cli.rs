@@ -27,7 +27,6 @@ use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
 use crate::progress;
 use crate::reporting;
 
-// ANCHOR: args
 /// A web crawler on a hand-made async runtime: the finished crawler of
 /// "A Web Crawler With asyncio Coroutines", in Rust.
 ///
@@ -134,7 +133,6 @@ pub struct Args {
           value_parser = clap::value_parser!(u16).range(0..=MAX_PARSE_THREADS))]
     pub parse_threads: Option<u16>,
 }
-// ANCHOR_END: args
 
 /// The most `--parse-threads` accepted.
 const MAX_PARSE_THREADS: i64 = 256;
@@ -425,7 +423,6 @@ fn init_logging(level: log::LevelFilter) {
     }
 }
 
-// ANCHOR: main
 /// The program: parse the arguments, crawl, report. Returns the exit status.
 pub fn main() -> ExitCode {
     let args = Args::parse(); // exits with status 2 on a usage error
@@ -516,7 +513,6 @@ fn run(args: &Args) -> io::Result<ExitCode> {
         ExitCode::SUCCESS
     })
 }
-// ANCHOR_END: main
 
 #[cfg(test)]
 mod tests {

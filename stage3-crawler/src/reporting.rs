@@ -164,7 +164,6 @@ fn by_reason(skipped: &[Skipped]) -> BTreeMap<SkipReason, Vec<&Skipped>> {
     groups
 }
 
-// ANCHOR: report
 /// Writes the text report: every URL fetched, sorted; the skipped ones
 /// counted by reason (and each listed, with `list_skipped`); then the
 /// totals and counters.
@@ -203,7 +202,6 @@ pub fn report(
     writeln!(out, "Seen: {}", s.seen)?;
     writeln!(out, "Date: {} UTC", ctime(SystemTime::now()))
 }
-// ANCHOR_END: report
 
 /// One statistic as a JSON object on one line.
 pub fn json_line(stat: &FetchStatistic) -> String {

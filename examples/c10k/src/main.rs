@@ -74,7 +74,6 @@ fn server_main(args: &[String]) -> ExitCode {
     }
 }
 
-// ANCHOR: client_main
 fn client_main(wanted: u64) -> std::io::Result<ExitCode> {
     say!(
         "c10k: {} concurrent TCP connections, each end held by one thread",
@@ -137,7 +136,6 @@ fn client_main(wanted: u64) -> std::io::Result<ExitCode> {
     say!("closed all {} connections", grouped(n));
     Ok(ExitCode::SUCCESS)
 }
-// ANCHOR_END: client_main
 
 fn report(side: &str, (before, after): (&proc::Usage, &proc::Usage), n: u64) {
     let grew = after.rss.saturating_sub(before.rss);

@@ -128,7 +128,6 @@ pub fn run(n: u64) -> io::Result<()> {
 
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
-// ANCHOR: accept_loop
 /// Accepts forever, one task per connection.
 async fn accept_loop(listener: &mut TcpListener, n: u64, progress: Rc<Progress>) {
     loop {
@@ -169,4 +168,3 @@ async fn serve(mut stream: TcpStream, n: u64, progress: Rc<Progress>) {
     }
     progress.closed.put_nowait(());
 }
-// ANCHOR_END: accept_loop

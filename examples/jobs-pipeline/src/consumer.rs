@@ -98,7 +98,6 @@ struct Links {
     regroup: bool,
 }
 
-// ANCHOR: run
 /// Consumes until `shutdown`. The loop holds at most one batch: it is
 /// read (or claimed), inserted in one transaction, then acknowledged. A
 /// lost server is retried with backoff, the batch kept; Ctrl-C lets the
@@ -163,7 +162,6 @@ pub async fn run(
         }
     }
 }
-// ANCHOR_END: run
 
 // ANCHOR: turn
 /// One turn: fill the batch if it is empty (claimed entries first, then

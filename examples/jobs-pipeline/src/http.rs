@@ -42,7 +42,6 @@ fn refuse(status: u16, message: impl Into<String>) -> Refusal {
     }
 }
 
-// ANCHOR: parse
 /// Parses the request at the start of `buf`. `Ok(None)`: not all there yet,
 /// read more. `Ok(Some((request, used)))`: `used` bytes make up the request;
 /// what follows is the start of the next one.
@@ -121,7 +120,6 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
         head_len + length,
     )))
 }
-// ANCHOR_END: parse
 
 /// A response with a JSON body.
 #[derive(Debug, PartialEq, Eq)]

@@ -26,7 +26,6 @@ pub struct Job {
     pub priority: i64,
 }
 
-// ANCHOR: validate
 /// Parses and checks a `POST /jobs` body. The error is a sentence for the
 /// client.
 pub fn validate(body: &[u8], id: u64) -> Result<Job, String> {
@@ -59,7 +58,6 @@ pub fn validate(body: &[u8], id: u64) -> Result<Job, String> {
         priority: new.priority,
     })
 }
-// ANCHOR_END: validate
 
 #[cfg(test)]
 mod tests {

@@ -191,7 +191,6 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// before it closes anyway.
 const LINGER: Duration = Duration::from_secs(1);
 
-// ANCHOR: close_connections
 /// Shutdown, step two: close the idle connections at once, give the busy
 /// ones `grace` to finish the request they are on, then cut off the rest.
 async fn close_connections(service: &Service, grace: Duration) -> Summary {
@@ -234,7 +233,6 @@ async fn close_connections(service: &Service, grace: Duration) -> Summary {
         ..Summary::default()
     }
 }
-// ANCHOR_END: close_connections
 
 // ANCHOR: consume
 /// The article's second service: take each job off the queue and store it.
@@ -304,7 +302,6 @@ async fn connection(
     }
 }
 
-// ANCHOR: serve_requests
 /// Answers requests on one connection until the client closes it, asks to
 /// close, or the service is closing.
 async fn serve_requests(
@@ -356,7 +353,6 @@ async fn serve_requests(
         }
     }
 }
-// ANCHOR_END: serve_requests
 
 /// Closes our side and reads whatever the client still sends, for a moment,
 /// before the socket is dropped. Closing a socket with unread input makes

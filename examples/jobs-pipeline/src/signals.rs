@@ -22,7 +22,6 @@ pub struct SignalPipe {
 }
 
 impl SignalPipe {
-    // ANCHOR: install
     /// Installs the handlers. The first SIGINT or SIGTERM writes to the
     /// pipe; a second one exits at once, for when a shutdown hangs.
     pub fn install() -> io::Result<SignalPipe> {
@@ -37,7 +36,6 @@ impl SignalPipe {
         }
         Ok(SignalPipe { read_end })
     }
-    // ANCHOR_END: install
 
     // ANCHOR: wait
     /// Waits for the first signal. Must run inside the runtime.

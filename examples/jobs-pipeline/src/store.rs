@@ -48,7 +48,6 @@ impl Store {
         })
     }
 
-    // ANCHOR: append
     /// Appends one job as one line. The line goes to the OS in one write, so
     /// a crash leaves whole lines behind, not half of one.
     ///
@@ -63,7 +62,6 @@ impl Store {
         self.jobs.push(job);
         Ok(())
     }
-    // ANCHOR_END: append
 
     /// Flushes the file to the disk: called once, at shutdown.
     pub fn sync(&self) -> io::Result<()> {

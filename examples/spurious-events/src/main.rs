@@ -48,7 +48,6 @@ fn main() -> ExitCode {
     }
 }
 
-// ANCHOR: false_alarm
 /// Scene 1: an event arrives, but no data.
 async fn false_alarm() -> io::Result<()> {
     println!("1. An event with no data behind it");
@@ -74,7 +73,6 @@ async fn false_alarm() -> io::Result<()> {
     progress.get().await; // the reader has its message
     reader.await.map_err(io::Error::other)?.map(drop)
 }
-// ANCHOR_END: false_alarm
 
 // ANCHOR: two_readers
 /// Scene 2: two readers are told "readable"; one message is there.

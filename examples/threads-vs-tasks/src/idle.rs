@@ -90,7 +90,6 @@ pub fn thread_stack_size() -> u64 {
 /// skew the count much.
 const CALIBRATE: u64 = 256;
 
-// ANCHOR: park
 /// Where the idle threads wait. Two condition variables: the threads wait on
 /// one to be released, the main thread waits on the other to learn that
 /// they have all arrived, so that no arrival wakes thousands of threads.
@@ -106,14 +105,12 @@ struct ParkState {
     parked: usize,
     released: bool,
 }
-// ANCHOR_END: park
 
 impl Park {
     fn lock(&self) -> MutexGuard<'_, ParkState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    // ANCHOR: idle
     /// What each idle thread runs: check in, then sleep until released.
     fn idle(&self) {
         let mut state = self.lock();
@@ -126,7 +123,6 @@ impl Park {
                 .unwrap_or_else(PoisonError::into_inner);
         }
     }
-    // ANCHOR_END: idle
 
     fn wait_until_parked(&self, n: usize) {
         let mut state = self.lock();
@@ -144,7 +140,6 @@ impl Park {
     }
 }
 
-// ANCHOR: idle_threads
 /// Makes up to `n` threads that block on a condition variable, and measures.
 pub fn idle_threads(n: u64) -> io::Result<Report> {
     let mut reader = ProcReader::new();
@@ -218,7 +213,6 @@ pub fn idle_threads(n: u64) -> io::Result<Report> {
         stopped,
     })
 }
-// ANCHOR_END: idle_threads
 
 /// What every idle task shares: one allocation, so that each task holds a
 /// single pointer besides its own state.

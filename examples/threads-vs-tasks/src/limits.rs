@@ -47,7 +47,6 @@ pub struct Limit {
     pub description: String,
 }
 
-// ANCHOR: shared_room
 /// The tightest of the shared limits: how many more threads this process
 /// can make while leaving [`RESERVE`] for everyone else.
 pub fn shared_room(now: &Snapshot) -> Option<Limit> {
@@ -93,7 +92,6 @@ pub fn shared_room(now: &Snapshot) -> Option<Limit> {
     }
     limits.into_iter().min_by_key(|limit| limit.room)
 }
-// ANCHOR_END: shared_room
 
 // ANCHOR: map_room
 /// How many more threads fit under `vm.max_map_count`, given that this
@@ -140,7 +138,6 @@ pub fn address_space_full(max: u64, virt: u64, stack: u64) -> Option<Limit> {
     })
 }
 
-// ANCHOR: diagnose
 /// Names the limit that most likely made thread creation fail, from a
 /// snapshot taken right after the failure. `stack` is the size of one
 /// thread's stack.
@@ -174,7 +171,6 @@ pub fn diagnose(at: &Snapshot, stack: u64) -> String {
             .to_string(),
     }
 }
-// ANCHOR_END: diagnose
 
 /// `RLIMIT_NPROC` (`ulimit -u`): threads and processes per user. Root, or
 /// any process with CAP_SYS_ADMIN or CAP_SYS_RESOURCE, is exempt.

@@ -151,7 +151,6 @@ fn per_item(report: &Report) -> Option<(u64, u64, u64)> {
     ))
 }
 
-// ANCHOR: parent
 fn parent(ns: &[u64]) -> Result<(), String> {
     let stack = idle::thread_stack_size();
     println!("Idle threads against idle tasks: memory per item on this machine");
@@ -233,7 +232,6 @@ fn parent(ns: &[u64]) -> Result<(), String> {
     println!("The chapter measured about 50 KB per Python thread and 3 KB per Python coroutine.");
     Ok(())
 }
-// ANCHOR_END: parent
 
 /// Breaks `text` into lines of at most `width` characters at spaces; lines
 /// after the first are indented by two.

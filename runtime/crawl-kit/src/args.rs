@@ -11,7 +11,6 @@ use url::Url;
 /// also keeps `Instant + duration` far from overflowing.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
 
-// ANCHOR: parse_root
 /// A root URL with one of `schemes` and a host.
 ///
 /// What a user types is often not a URL: `example.org`, `example.org:8080`
@@ -56,7 +55,6 @@ fn has_scheme(arg: &str) -> bool {
     let is_port = !port_digits.is_empty() && port_digits.bytes().all(|b| b.is_ascii_digit());
     is_scheme && !is_port
 }
-// ANCHOR_END: parse_root
 
 /// A timeout in seconds: positive, fractions allowed, at most one day.
 pub fn parse_timeout(value: &str) -> Result<Duration, String> {

@@ -109,7 +109,6 @@ pub fn parse(raw: &[u8]) -> Result<Response<'_>, ResponseError> {
 // ANCHOR_END: parse
 
 impl Response<'_> {
-    // ANCHOR: is_markup
     /// Whether the body is a document whose `href`s are links: HTML, XHTML
     /// or XML. A text file that mentions `<a href="...">` is not.
     pub fn is_markup(&self) -> bool {
@@ -121,7 +120,6 @@ impl Response<'_> {
             .iter()
             .any(|t| media_type.eq_ignore_ascii_case(t))
     }
-    // ANCHOR_END: is_markup
 }
 
 #[cfg(test)]

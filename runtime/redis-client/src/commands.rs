@@ -86,7 +86,6 @@ impl Connection {
         }
     }
 
-    // ANCHOR: xadd
     /// `XADD stream * field value …`: appends an entry and returns the id
     /// Redis gave it. When this returns, the entry is in the server's
     /// memory (and in its append-only file, if that is on).
@@ -102,7 +101,6 @@ impl Connection {
             other => Err(unexpected("XADD", other)),
         }
     }
-    // ANCHOR_END: xadd
 
     /// `XGROUP CREATE stream group start MKSTREAM`. Returns `false` if the
     /// group already exists (`BUSYGROUP`), which for a service starting up
@@ -123,7 +121,6 @@ impl Connection {
         }
     }
 
-    // ANCHOR: xreadgroup
     /// `XREADGROUP GROUP group consumer COUNT n [BLOCK ms] STREAMS stream >`:
     /// up to `count` entries no consumer of the group has been given yet.
     /// They become pending for `consumer` until it acknowledges them.
@@ -174,7 +171,6 @@ impl Connection {
         }
         Ok(entries)
     }
-    // ANCHOR_END: xreadgroup
 
     /// `XACK stream group id …`: the entries are done; returns how many
     /// were pending.
@@ -187,7 +183,6 @@ impl Connection {
         }
     }
 
-    // ANCHOR: xautoclaim
     /// `XAUTOCLAIM stream group consumer min-idle start COUNT n`: takes over
     /// up to `count` entries that some consumer of the group was given but
     /// has not acknowledged for `min_idle`: the way a crashed consumer's
@@ -242,7 +237,6 @@ impl Connection {
             deleted,
         })
     }
-    // ANCHOR_END: xautoclaim
 
     /// `EVAL script numkeys key … arg …`.
     pub async fn eval(
@@ -303,7 +297,6 @@ fn decode_entries(command: &str, list: Vec<Frame>) -> Result<Vec<StreamEntry>, E
     Ok(entries)
 }
 
-// ANCHOR: script
 /// A Lua script run with `EVALSHA`, so that only its 40-byte digest crosses
 /// the network each time. The server caches scripts by digest; after a
 /// restart it answers `NOSCRIPT`, and we send the source once more with
@@ -354,4 +347,3 @@ impl Script {
         }
     }
 }
-// ANCHOR_END: script

@@ -98,7 +98,6 @@ impl Connection {
         self.addr
     }
 
-    // ANCHOR: command
     /// Sends one command and returns its reply. An error reply is
     /// [`Error::Server`].
     pub async fn command<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Frame, Error> {
@@ -111,7 +110,6 @@ impl Connection {
             reply => Ok(reply),
         }
     }
-    // ANCHOR_END: command
 
     // ANCHOR: pipeline
     /// Sends several commands in one write and reads their replies, in

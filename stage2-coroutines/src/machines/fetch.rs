@@ -66,7 +66,6 @@ impl Fetch {
 impl Future for Fetch {
     type Output = Result<Vec<u8>, FetchError>;
 
-    // ANCHOR: fetch_poll
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         loop {
             let next = match mem::replace(&mut *self, Fetch::Done) {
@@ -196,7 +195,6 @@ impl Future for Fetch {
             *self = next;
         }
     }
-    // ANCHOR_END: fetch_poll
 }
 
 /// `runtime::net::resolve` borrows the host name; this owns it, so that the

@@ -258,7 +258,6 @@ fn origin(url: &Url) -> Result<Origin, FetchError> {
     })
 }
 
-// ANCHOR: request
 /// The request bytes. The target is the path and query; the fragment never
 /// leaves the client. `Host` carries the port only when it is not the
 /// default, as browsers send it.
@@ -276,7 +275,6 @@ fn request(url: &Url) -> Vec<u8> {
     )
     .into_bytes()
 }
-// ANCHOR_END: request
 
 #[cfg(test)]
 mod tests {

@@ -99,7 +99,6 @@ pub fn sasl_response(out: &mut Vec<u8>, data: &[u8]) {
     b.finish();
 }
 
-// ANCHOR: extended
 /// `Parse`: prepares `sql` as the unnamed statement. The parameter types
 /// are left to the server to infer (`$2::jsonb` in the SQL says it).
 pub fn parse(out: &mut Vec<u8>, sql: &str) {
@@ -138,7 +137,6 @@ pub fn execute(out: &mut Vec<u8>) {
 pub fn sync(out: &mut Vec<u8>) {
     Builder::new(out, Some(b'S')).finish();
 }
-// ANCHOR_END: extended
 
 /// `Terminate`: a polite goodbye.
 pub fn terminate(out: &mut Vec<u8>) {
@@ -197,7 +195,6 @@ impl fmt::Display for ServerError {
     }
 }
 
-// ANCHOR: decode
 /// Decodes the message at the start of `buf`: `Ok(None)` until all of it
 /// is there, then the message and its length on the wire.
 pub fn decode(buf: &[u8]) -> Result<Option<(Backend, usize)>, String> {
@@ -245,7 +242,6 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Backend, usize)>, String> {
     };
     Ok(Some((message, 1 + len)))
 }
-// ANCHOR_END: decode
 
 /// Reads the fields of a backend message; running off the end is an error,
 /// never a panic.

@@ -13,7 +13,6 @@ use sha2::{Digest, Sha256};
 /// a peer asking for billions would keep our loop thread busy for minutes.
 const MAX_ITERATIONS: u32 = 1_000_000;
 
-// ANCHOR: hmac
 /// HMAC-SHA-256 (RFC 2104): hash the key, padded and xored two ways,
 /// around the message.
 pub fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
@@ -31,7 +30,6 @@ pub fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
     outer.update(inner.finalize());
     outer.finalize().into()
 }
-// ANCHOR_END: hmac
 
 /// PBKDF2-HMAC-SHA-256 for one 32-byte block: SCRAM's `Hi()`.
 fn hi(password: &[u8], salt: &[u8], iterations: u32) -> [u8; 32] {
