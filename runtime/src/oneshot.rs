@@ -17,8 +17,16 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::PoisonError;
 use std::task::{Context, Poll, Waker};
+
+// Under the model checker (`--cfg loom`, see `tests/oneshot_model.rs`) the
+// same code runs on loom's `Arc` and `Mutex`, which try every interleaving
+// of the two threads.
+#[cfg(loom)]
+use loom::sync::{Arc, Mutex, MutexGuard};
+#[cfg(not(loom))]
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The sender went away without sending.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
