@@ -12,27 +12,22 @@ mod server;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 
+use clap::Parser;
 use runtime::{TcpListener, run_until_complete};
 
-const USAGE: &str = "usage: echo [--port PORT]
-
-An echo server on 127.0.0.1, one task per connection. Stop it with Ctrl-C.
-  --port PORT   the port to listen on (default 7007; 0 picks a free port)";
+/// An echo server on 127.0.0.1, one task per connection. Stop it with
+/// Ctrl-C.
+#[derive(Debug, Parser)]
+#[command(name = "echo")]
+struct Args {
+    /// The port to listen on; 0 picks a free port.
+    #[arg(long, value_name = "PORT", default_value_t = 7007)]
+    port: u16,
+}
 
 fn main() -> ExitCode {
     env_logger::init();
-    let port = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(port)) => port,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("echo: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, Args::parse().port));
     let listener = match TcpListener::bind(addr) {
         Ok(listener) => listener,
         Err(e) => {
@@ -54,22 +49,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Parses the command line: `Ok(None)` asks for the help text.
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<u16>, String> {
-    let mut port = 7007;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--port" => {
-                let value = args.next().ok_or("--port needs a value")?;
-                port = value
-                    .parse()
-                    .map_err(|_| format!("--port takes a number from 0 to 65535, not {value:?}"))?;
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(Some(port))
 }

@@ -176,8 +176,9 @@ fn a_bad_port_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr
-            .starts_with("echo: --port takes a number from 0 to 65535, not \"70000\"\nusage: echo"),
+        stderr.starts_with(
+            "error: invalid value '70000' for '--port <PORT>': 70000 is not in 0..=65535\n"
+        ),
         "{stderr}"
     );
 }

@@ -11,18 +11,23 @@
 //! are 1 s and 2 s); the tests use a few milliseconds.
 
 use std::process::ExitCode;
+
+use clap::Parser;
 use std::time::{Duration, Instant};
 
 use runtime::{gather, run_until_complete, sleep};
 
-const USAGE: &str = "usage: gather [--unit-ms MS]
-
-Runs two tasks that sleep 1 and 2 units at the same time.
-  --unit-ms MS   the length of one unit in milliseconds, 1 to 60000 (default 1000)";
-
-/// The longest unit we accept: a minute is plenty for a demonstration, and a
-/// cap keeps `Instant + duration` far from overflowing.
-const MAX_UNIT_MS: u64 = 60_000;
+/// Runs two tasks that sleep 1 and 2 units at the same time.
+#[derive(Debug, Parser)]
+#[command(name = "gather")]
+struct Args {
+    /// The length of one unit in milliseconds, 1 to 60000. A minute is
+    /// plenty for a demonstration, and the cap keeps `Instant + duration`
+    /// far from overflowing.
+    #[arg(long = "unit-ms", value_name = "MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    unit_ms: u64,
+}
 
 // ANCHOR: my_task
 /// The article's `my_task`: announce, sleep, announce.
@@ -35,17 +40,7 @@ async fn my_task(duration: Duration) {
 
 fn main() -> ExitCode {
     env_logger::init();
-    let unit = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(unit)) => unit,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("gather: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let unit = Duration::from_millis(Args::parse().unit_ms);
     // ANCHOR: main
     let (short, long) = (unit, 2 * unit);
     let started = Instant::now();
@@ -65,26 +60,3 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Parses the command line: `Ok(None)` asks for the help text.
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Duration>, String> {
-    let mut unit_ms = 1000;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--unit-ms" => {
-                let value = args.next().ok_or("--unit-ms needs a value")?;
-                unit_ms = value
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|ms| (1..=MAX_UNIT_MS).contains(ms))
-                    .ok_or_else(|| {
-                        format!(
-                            "--unit-ms takes a whole number from 1 to {MAX_UNIT_MS}, not {value:?}"
-                        )
-                    })?;
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(Some(Duration::from_millis(unit_ms)))
-}
