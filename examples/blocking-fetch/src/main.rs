@@ -17,30 +17,25 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use demo_site::{DemoSite, SiteConfig};
 
-const USAGE: &str = "usage: blocking-fetch [--delay-ms N]
-
-Crawls a demo site that it starts on 127.0.0.1, one blocking fetch at a
-time, and prints each URL as it is fetched.
-  --delay-ms N   the site waits N ms before each response [default: 0]";
+/// Crawls a demo site that it starts on 127.0.0.1, one blocking fetch at a
+/// time, and prints each URL as it is fetched.
+#[derive(Debug, Parser)]
+#[command(name = "blocking-fetch")]
+struct Args {
+    /// The site waits N ms before each response (at most a day).
+    #[arg(long = "delay-ms", value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
+    delay_ms: u64,
+}
 
 /// How long one connect, write or read may wait.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let delay = match parse_args(&args) {
-        Ok(Some(delay)) => delay,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let delay = Duration::from_millis(Args::parse().delay_ms);
     let site = match DemoSite::start(SiteConfig {
         delay,
         ..SiteConfig::default()
@@ -62,19 +57,6 @@ fn main() -> ExitCode {
         start.elapsed().as_secs_f64()
     );
     ExitCode::SUCCESS
-}
-
-/// `Ok(None)` for help, else the delay.
-fn parse_args(args: &[String]) -> Result<Option<Duration>, String> {
-    match args {
-        [] => Ok(Some(Duration::ZERO)),
-        [flag] if flag == "-h" || flag == "--help" => Ok(None),
-        [flag, ms] if flag == "--delay-ms" => ms
-            .parse()
-            .map(|ms| Some(Duration::from_millis(ms)))
-            .map_err(|_| format!("--delay-ms {ms}: expected a whole number of milliseconds")),
-        _ => Err(format!("unexpected arguments {args:?}")),
-    }
 }
 
 // ANCHOR: crawl
@@ -160,14 +142,16 @@ mod tests {
 
     #[test]
     fn arguments() {
-        let args = |a: &[&str]| parse_args(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(args(&[]), Ok(Some(Duration::ZERO)));
-        assert_eq!(
-            args(&["--delay-ms", "20"]),
-            Ok(Some(Duration::from_millis(20)))
-        );
-        assert_eq!(args(&["--help"]), Ok(None));
-        assert!(args(&["--delay-ms", "x"]).is_err());
-        assert!(args(&["extra"]).is_err());
+        let args = |a: &[&str]| {
+            Args::try_parse_from(std::iter::once("blocking-fetch").chain(a.iter().copied()))
+                .map(|args| args.delay_ms)
+                .map_err(|e| e.exit_code())
+        };
+        assert_eq!(args(&[]), Ok(0));
+        assert_eq!(args(&["--delay-ms", "20"]), Ok(20));
+        assert_eq!(args(&["--help"]), Err(0));
+        assert_eq!(args(&["--delay-ms", "x"]), Err(2));
+        assert_eq!(args(&["--delay-ms", "86400001"]), Err(2));
+        assert_eq!(args(&["extra"]), Err(2));
     }
 }

@@ -20,21 +20,18 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::rc::Rc;
 
+use clap::Parser;
 use runtime::{Queue, run_until_complete, spawn};
 use watched::Watched;
 
+/// Shows, step by step, a read that finds nothing after a readable event.
+#[derive(Debug, Parser)]
+#[command(name = "spurious-events")]
+struct Args {}
+
 fn main() -> ExitCode {
     env_logger::init();
-    if let Some(arg) = std::env::args().nth(1) {
-        if arg == "-h" || arg == "--help" {
-            println!(
-                "usage: spurious-events\n\nShows, step by step, a read that finds nothing after a readable event."
-            );
-            return ExitCode::SUCCESS;
-        }
-        eprintln!("spurious-events: unknown argument {arg:?}\nusage: spurious-events");
-        return ExitCode::from(2);
-    }
+    Args::parse();
     match run_until_complete(async {
         false_alarm().await?;
         println!();
