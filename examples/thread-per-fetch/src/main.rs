@@ -24,69 +24,42 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::{self, Scope};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use demo_site::{DemoSite, SiteConfig};
 
-const USAGE: &str = "usage: thread-per-fetch [--delay-ms N | --measure N]
-
-Crawls a demo site that it starts on 127.0.0.1 with a thread per URL, and
-prints each URL as it is fetched.
-  --delay-ms N   the site waits N ms before each response [default: 0]
-  --measure N    instead, start N idle threads and print their memory cost";
+/// Crawls a demo site that it starts on 127.0.0.1 with a thread per URL,
+/// and prints each URL as it is fetched.
+#[derive(Debug, Parser)]
+#[command(name = "thread-per-fetch")]
+struct Args {
+    /// The site waits N ms before each response (at most a day).
+    #[arg(long = "delay-ms", value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=86_400_000),
+          conflicts_with = "measure")]
+    delay_ms: u64,
+    /// Instead of crawling, start N idle threads (1 to 100000) and print
+    /// their memory cost.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    measure: Option<u32>,
+}
 
 /// How long one connect, write or read may wait.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-#[derive(Debug, PartialEq)]
-enum Command {
-    Help,
-    Crawl { delay: Duration },
-    Measure { threads: usize },
-}
-
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match parse_args(&args) {
-        Ok(Command::Help) => {
-            println!("{USAGE}");
+    let args = Args::parse();
+    let Some(threads) = args.measure else {
+        return run_crawl(Duration::from_millis(args.delay_ms));
+    };
+    match measure::idle_threads(threads as usize) {
+        Ok(cost) => {
+            print!("{cost}");
             ExitCode::SUCCESS
         }
-        Ok(Command::Crawl { delay }) => run_crawl(delay),
-        Ok(Command::Measure { threads }) => match measure::idle_threads(threads) {
-            Ok(cost) => {
-                print!("{cost}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Err(message) => {
-            eprintln!("error: {message}\n\n{USAGE}");
-            ExitCode::from(2)
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
-    }
-}
-
-fn parse_args(args: &[String]) -> Result<Command, String> {
-    let number = |flag: &str, value: &str| {
-        value
-            .parse::<u64>()
-            .map_err(|_| format!("{flag} {value}: expected a whole number"))
-    };
-    match args {
-        [] => Ok(Command::Crawl {
-            delay: Duration::ZERO,
-        }),
-        [flag] if flag == "-h" || flag == "--help" => Ok(Command::Help),
-        [flag, ms] if flag == "--delay-ms" => Ok(Command::Crawl {
-            delay: Duration::from_millis(number(flag, ms)?),
-        }),
-        [flag, n] if flag == "--measure" => match usize::try_from(number(flag, n)?) {
-            Ok(threads @ 1..=100_000) => Ok(Command::Measure { threads }),
-            _ => Err(format!("--measure {n}: expected 1 to 100000 threads")),
-        },
-        _ => Err(format!("unexpected arguments {args:?}")),
     }
 }
 
@@ -261,28 +234,17 @@ mod tests {
 
     #[test]
     fn arguments() {
-        let args = |a: &[&str]| parse_args(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(
-            args(&[]),
-            Ok(Command::Crawl {
-                delay: Duration::ZERO
-            })
-        );
-        assert_eq!(
-            args(&["--delay-ms", "5"]),
-            Ok(Command::Crawl {
-                delay: Duration::from_millis(5)
-            })
-        );
-        assert_eq!(
-            args(&["--measure", "10"]),
-            Ok(Command::Measure { threads: 10 })
-        );
-        assert_eq!(
-            args(&["--measure", "0"]),
-            Err("--measure 0: expected 1 to 100000 threads".into())
-        );
-        assert_eq!(args(&["-h"]), Ok(Command::Help));
-        assert!(args(&["--delay-ms"]).is_err());
+        let args = |a: &[&str]| {
+            Args::try_parse_from(std::iter::once("thread-per-fetch").chain(a.iter().copied()))
+                .map(|args| (args.delay_ms, args.measure))
+                .map_err(|e| e.exit_code())
+        };
+        assert_eq!(args(&[]), Ok((0, None)));
+        assert_eq!(args(&["--delay-ms", "5"]), Ok((5, None)));
+        assert_eq!(args(&["--measure", "10"]), Ok((0, Some(10))));
+        assert_eq!(args(&["--measure", "0"]), Err(2));
+        assert_eq!(args(&["--measure", "3", "--delay-ms", "1"]), Err(2));
+        assert_eq!(args(&["-h"]), Err(0));
+        assert_eq!(args(&["--delay-ms"]), Err(2));
     }
 }

@@ -36,7 +36,7 @@ fn bad_arguments_exit_with_2() {
     assert_eq!(output.status.code(), Some(2));
     let err = String::from_utf8(output.stderr).unwrap();
     assert!(
-        err.starts_with("error: --measure none: expected a whole number\n"),
+        err.starts_with("error: invalid value 'none' for '--measure <N>'"),
         "{err}"
     );
 }
