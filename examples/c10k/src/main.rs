@@ -23,35 +23,41 @@ mod server;
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
 use runtime::Runtime;
 use server::ServerProcess;
 
-const USAGE: &str = "usage: c10k [--connections N]
+/// Opens N concurrent TCP connections from one thread to a server process
+/// that serves them all from one thread.
+#[derive(Debug, Parser)]
+#[command(name = "c10k")]
+struct Args {
+    /// How many connections, from 1 to 1000000.
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    connections: u64,
+    #[command(subcommand)]
+    role: Option<Role>,
+}
 
-Opens N concurrent TCP connections from one thread to a server process that
-serves them all from one thread.
-  --connections N   how many, from 1 to 1000000 (default 10000)";
-
-const MAX_CONNECTIONS: u64 = 1_000_000;
+#[derive(Debug, Subcommand)]
+enum Role {
+    /// The server process the client starts for itself (not for people).
+    #[command(name = "__server", hide = true)]
+    Server {
+        /// How many connections to serve.
+        #[arg(value_parser = clap::value_parser!(u64).range(1..))]
+        n: u64,
+    },
+}
 
 fn main() -> ExitCode {
     env_logger::init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some(server::SUBCOMMAND) {
-        return server_main(&args[1..]);
+    let args = Args::parse();
+    if let Some(Role::Server { n }) = args.role {
+        return server_main(n);
     }
-    let wanted = match parse_args(args.into_iter()) {
-        Ok(Some(n)) => n,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("c10k: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match client_main(wanted) {
+    match client_main(args.connections) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("c10k: {e}");
@@ -60,11 +66,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn server_main(args: &[String]) -> ExitCode {
-    let Some(n) = args.first().and_then(|n| n.parse().ok()).filter(|n| *n > 0) else {
-        eprintln!("c10k: usage: {} N", server::SUBCOMMAND);
-        return ExitCode::from(2);
-    };
+fn server_main(n: u64) -> ExitCode {
     match server::run(n) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -146,27 +148,6 @@ fn report(side: &str, (before, after): (&proc::Usage, &proc::Usage), n: u64) {
         grouped(grew),
         grouped(grew / n.max(1))
     );
-}
-
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<u64>, String> {
-    let mut n = 10_000;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--connections" => {
-                let value = args.next().ok_or("--connections needs a number")?;
-                n = value
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=MAX_CONNECTIONS).contains(n))
-                    .ok_or_else(|| {
-                        format!("--connections takes a number from 1 to {MAX_CONNECTIONS}, not {value:?}")
-                    })?;
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(Some(n))
 }
 
 /// Formats `n` with thousands separators: 20064 -> "20,064".
