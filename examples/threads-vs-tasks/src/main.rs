@@ -17,37 +17,56 @@ mod procfs;
 use std::process::{Command, ExitCode};
 
 use idle::Report;
+use clap::{Parser, Subcommand, ValueEnum};
 use procfs::grouped;
 
-const USAGE: &str = "usage: threads-vs-tasks [--n N,N,...]
+/// Measures the memory of N idle threads and of N idle tasks, for each N.
+#[derive(Debug, Parser)]
+#[command(name = "threads-vs-tasks")]
+struct Args {
+    /// Comma-separated counts, each from 1 to 10000000.
+    #[arg(long = "n", value_name = "N,N,...", default_value = "1000,10000,100000",
+          value_parser = parse_counts)]
+    n: Counts,
+    #[command(subcommand)]
+    role: Option<Role>,
+}
 
-Measures the memory of N idle threads and of N idle tasks, for each N.
-  --n LIST   comma-separated counts, each from 1 to 10000000
-             (default 1000,10000,100000)";
+/// The list of `--n`.
+#[derive(Clone, Debug, PartialEq)]
+struct Counts(Vec<u64>);
+
+#[derive(Debug, Subcommand)]
+enum Role {
+    /// The child the parent runs itself as, to measure in a fresh process
+    /// (not for people).
+    #[command(name = "__measure", hide = true)]
+    Measure {
+        kind: Kind,
+        #[arg(value_parser = clap::value_parser!(u64).range(1..=MAX_N))]
+        n: u64,
+    },
+}
+
+/// What the child measures.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Kind {
+    Threads,
+    Tasks,
+}
+
+const MAX_N: u64 = 10_000_000;
 
 /// The hidden subcommand the parent runs itself with: `__measure threads N`.
 const MEASURE: &str = "__measure";
 
-const MAX_N: u64 = 10_000_000;
-
 fn main() -> ExitCode {
     env_logger::init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some(MEASURE) {
-        return child(&args[1..]);
+    let args = Args::parse();
+    if let Some(Role::Measure { kind, n }) = args.role {
+        return child(kind, n);
     }
-    let ns = match parse_args(&args) {
-        Ok(Some(ns)) => ns,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("threads-vs-tasks: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match parent(&ns) {
+    match parent(&args.n.0) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("threads-vs-tasks: {message}");
@@ -56,46 +75,24 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_args(args: &[String]) -> Result<Option<Vec<u64>>, String> {
-    let mut ns = vec![1_000, 10_000, 100_000];
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--n" => {
-                let list = args.next().ok_or("--n needs a list, like 1000,10000")?;
-                ns = list
-                    .split(',')
-                    .map(|n| {
-                        n.trim()
-                            .parse::<u64>()
-                            .ok()
-                            .filter(|n| (1..=MAX_N).contains(n))
-                            .ok_or_else(|| {
-                                format!("--n takes counts from 1 to {MAX_N}, and {n:?} is not one")
-                            })
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(Some(ns))
+fn parse_counts(list: &str) -> Result<Counts, String> {
+    list.split(',')
+        .map(|n| {
+            n.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=MAX_N).contains(n))
+                .ok_or_else(|| format!("counts are from 1 to {MAX_N}, and {n:?} is not one"))
+        })
+        .collect::<Result<_, _>>()
+        .map(Counts)
 }
 
 /// The measuring side: `__measure threads N` or `__measure tasks N`.
-fn child(args: &[String]) -> ExitCode {
-    let (kind, n) = match args {
-        [kind, n] => match n.parse::<u64>() {
-            Ok(n) => (kind.as_str(), n),
-            Err(_) => return child_usage(),
-        },
-        _ => return child_usage(),
-    };
+fn child(kind: Kind, n: u64) -> ExitCode {
     let report = match kind {
-        "threads" => idle::idle_threads(n),
-        "tasks" => idle::idle_tasks(n),
-        _ => return child_usage(),
+        Kind::Threads => idle::idle_threads(n),
+        Kind::Tasks => idle::idle_tasks(n),
     };
     match report {
         Ok(report) => {
@@ -103,16 +100,12 @@ fn child(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("threads-vs-tasks: measuring {n} {kind} failed: {e}");
+            eprintln!("threads-vs-tasks: measuring {n} {kind:?} failed: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn child_usage() -> ExitCode {
-    eprintln!("threads-vs-tasks: usage: {MEASURE} threads|tasks N");
-    ExitCode::from(2)
-}
 
 // ANCHOR: measure_in_child
 /// Runs one side in a fresh copy of this program, so that neither side's
@@ -265,19 +258,17 @@ mod tests {
 
     #[test]
     fn ns_parse() {
-        let args = |s: &[&str]| s.iter().map(|a| a.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            parse_args(&args(&[])).unwrap(),
-            Some(vec![1_000, 10_000, 100_000])
+        let args = |a: &[&str]| {
+            Args::try_parse_from(std::iter::once("threads-vs-tasks").chain(a.iter().copied()))
+                .map(|args| args.n.0)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(args(&[]).unwrap(), [1_000, 10_000, 100_000]);
+        assert_eq!(args(&["--n", "5, 7"]).unwrap(), [5, 7]);
+        assert!(
+            args(&["--n", "0"])
+                .unwrap_err()
+                .contains("counts are from 1 to 10000000, and \"0\" is not one")
         );
-        assert_eq!(
-            parse_args(&args(&["--n", "5, 7"])).unwrap(),
-            Some(vec![5, 7])
-        );
-        assert_eq!(
-            parse_args(&args(&["--n", "0"])).unwrap_err(),
-            "--n takes counts from 1 to 10000000, and \"0\" is not one"
-        );
-        assert_eq!(parse_args(&args(&["-h"])).unwrap(), None);
     }
 }
