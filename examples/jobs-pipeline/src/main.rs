@@ -9,37 +9,53 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::{Parser, Subcommand};
 use jobs_pipeline::{Config, Server, Shutdown};
 use runtime::{run_until_complete, spawn};
 
-const USAGE: &str = "usage: jobs-pipeline [--port PORT] [--store FILE] [--grace-ms MS]
+/// Takes jobs over HTTP on 127.0.0.1 and stores them in a JSON Lines file:
+/// POST /jobs {"name": "...", "priority": 0-9} queues a job (202
+/// Accepted), GET /jobs lists the stored jobs. Ctrl-C stops accepting,
+/// finishes open requests, and stores every queued job; a second Ctrl-C
+/// exits at once.
+///
+/// With `api` or `store`: the article's two services, with Redis Streams
+/// where Kafka stands and PostgreSQL where MongoDB stands.
+#[derive(Debug, Parser)]
+#[command(name = "jobs-pipeline", args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    service: Option<Service>,
+    /// The port; 0 picks a free one.
+    #[arg(long, value_name = "PORT", default_value_t = 8080)]
+    port: u16,
+    /// Where jobs go.
+    #[arg(long, value_name = "FILE", default_value = "jobs.jsonl")]
+    store: PathBuf,
+    /// How long open requests may take to finish at shutdown.
+    #[arg(long = "grace-ms", value_name = "MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    grace_ms: u64,
+}
 
-Takes jobs over HTTP on 127.0.0.1 and stores them in a JSON Lines file.
-  POST /jobs  {\"name\": \"...\", \"priority\": 0-9}  queues a job (202 Accepted)
-  GET /jobs                                   lists the stored jobs
-Ctrl-C stops accepting, finishes open requests, and stores every queued job;
-a second Ctrl-C exits at once.
-  --port PORT     the port (default 8080; 0 picks a free one)
-  --store FILE    where jobs go (default jobs.jsonl)
-  --grace-ms MS   how long open requests may take to finish at shutdown
-                  (default 5000)";
+#[derive(Debug, Subcommand)]
+enum Service {
+    Api(services::ApiArgs),
+    Store(services::StoreArgs),
+}
 
 fn main() -> ExitCode {
-    // `api` and `store`, the two-service mode, parse their own options.
-    if let Some(code) = services::run_if_named(&std::env::args().skip(1).collect::<Vec<_>>()) {
-        return code;
+    let cli = Cli::parse();
+    match cli.service {
+        Some(Service::Api(api)) => return api.run(),
+        Some(Service::Store(store)) => return store.run(),
+        None => {}
     }
     env_logger::init();
-    let config = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(config)) => config,
-        Ok(None) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("jobs-pipeline: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let config = Config {
+        addr: SocketAddr::from(([127, 0, 0, 1], cli.port)),
+        store: cli.store,
+        grace: Duration::from_millis(cli.grace_ms),
     };
     let server = match Server::bind(config) {
         Ok(server) => server,
@@ -106,37 +122,6 @@ fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
-    let mut config = Config::default();
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--port" => {
-                let port = value("--port")?;
-                let port: u16 = port
-                    .parse()
-                    .map_err(|_| format!("--port takes a number from 0 to 65535, not {port:?}"))?;
-                config.addr = SocketAddr::from(([127, 0, 0, 1], port));
-            }
-            "--store" => config.store = PathBuf::from(value("--store")?),
-            "--grace-ms" => {
-                let ms = value("--grace-ms")?;
-                let ms: u64 = ms
-                    .parse()
-                    .ok()
-                    .filter(|ms| *ms <= 3_600_000)
-                    .ok_or_else(|| {
-                        format!("--grace-ms takes a number from 0 to 3600000, not {ms:?}")
-                    })?;
-                config.grace = Duration::from_millis(ms);
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(Some(config))
 }
 
 /// "1 job", "2 jobs".

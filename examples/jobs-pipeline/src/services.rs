@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Args;
 use jobs_pipeline::Shutdown;
 use jobs_pipeline::api::{Api, ApiConfig};
 use jobs_pipeline::consumer::{self, ConsumerConfig};
@@ -15,156 +16,100 @@ use runtime::{run_until_complete, spawn};
 
 use crate::signals::SignalPipe;
 
-const USAGE: &str = "usage: jobs-pipeline api --broker redis://HOST:PORT/NAME [--port PORT] [--grace-ms MS] [--connections N]
-       jobs-pipeline store --broker redis://HOST:PORT/NAME --db postgres://USER@HOST:PORT/DB
-                           [--consumer NAME] [--batch N] [--claim-idle-ms MS]
-
-The article's two services, with Redis Streams where Kafka stands and
-PostgreSQL where MongoDB stands.
-  api     POST /jobs appends each job to the stream NAME:stream and answers
-          202 once Redis has it (503 if Redis is down); an Idempotency-Key
-          header makes a retry the same job. GET /jobs/ID says queued or
-          stored.
-  store   reads the stream in the consumer group \"store\", inserts each job
-          into the table jobs (id bigint primary key, doc jsonb), and
-          acknowledges it after the commit. Run several to share the work.
-  --broker URL         the Redis server; NAME prefixes every key
-  --db URL             the database; a password goes in the URL or PGPASSWORD
-  --port PORT          api: the port on 127.0.0.1 (default 8080; 0 picks one)
-  --grace-ms MS        api: how long open requests may finish at Ctrl-C (5000)
-  --connections N      api: the most Redis connections (default 16)
-  --consumer NAME      store: this process's name in the group (store-PID)
-  --batch N            store: jobs per transaction (default 100)
-  --claim-idle-ms MS   store: take over another consumer's jobs after they
-                       waited this long unacknowledged (default 30000)";
-
-/// A parsed subcommand.
-#[derive(Debug)]
-enum Service {
-    Api(ApiConfig),
-    Store(ConsumerConfig),
-    Help,
+/// `jobs-pipeline api`: POST /jobs appends each job to the stream
+/// NAME:stream and answers 202 once Redis has it (503 if Redis is down); an
+/// Idempotency-Key header makes a retry the same job. GET /jobs/ID says
+/// queued or stored.
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// The Redis server; NAME prefixes every key.
+    #[arg(long, value_name = "redis://HOST:PORT/NAME", value_parser = RedisUrl::parse)]
+    broker: RedisUrl,
+    /// The port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, value_name = "PORT", default_value_t = 8080)]
+    port: u16,
+    /// How long open requests may take to finish at Ctrl-C.
+    #[arg(long = "grace-ms", value_name = "MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    grace_ms: u64,
+    /// The most Redis connections.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    connections: u16,
 }
 
-/// Runs `api` or `store` if the first argument names one; `None` leaves
-/// the arguments to the embedded mode.
-pub fn run_if_named(args: &[String]) -> Option<ExitCode> {
-    let name = args.first()?;
-    if name != "api" && name != "store" {
-        return None;
+/// `jobs-pipeline store`: reads the stream in the consumer group "store",
+/// inserts each job into the table jobs (id bigint primary key, doc jsonb),
+/// and acknowledges it after the commit. Run several to share the work.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The Redis server; NAME prefixes every key.
+    #[arg(long, value_name = "redis://HOST:PORT/NAME", value_parser = RedisUrl::parse)]
+    broker: RedisUrl,
+    /// The database; a password goes in the URL or PGPASSWORD. Checked after
+    /// parsing, so that no error message can echo a password.
+    #[arg(long, value_name = "postgres://USER@HOST:PORT/DB")]
+    db: String,
+    /// This process's name in the group [default: store-PID].
+    #[arg(long, value_name = "NAME", value_parser = parse_consumer)]
+    consumer: Option<String>,
+    /// Jobs per transaction.
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    batch: u16,
+    /// Take over another consumer's jobs after they waited this long
+    /// unacknowledged.
+    #[arg(long = "claim-idle-ms", value_name = "MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    claim_idle_ms: u64,
+}
+
+fn parse_consumer(text: &str) -> Result<String, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("a name of visible ASCII characters".into());
     }
+    Ok(text.to_string())
+}
+
+/// Logs at warn unless `RUST_LOG` says otherwise: the services print their
+/// own progress lines.
+fn init_logging() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let service = match parse(name, args.get(1..).unwrap_or_default()) {
-        Ok(service) => service,
-        Err(message) => {
-            eprintln!("jobs-pipeline {name}: {message}\n{USAGE}");
-            return Some(ExitCode::from(2));
-        }
-    };
-    Some(match service {
-        Service::Help => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Service::Api(config) => run_api(config),
-        Service::Store(config) => run_store(config),
-    })
 }
 
-fn parse(name: &str, args: &[String]) -> Result<Service, String> {
-    let mut args = args.iter();
-    let (mut broker, mut db) = (None, None);
-    let mut port = 8080u16;
-    let mut grace = Duration::from_secs(5);
-    let mut connections = 16usize;
-    let mut consumer = None;
-    let mut batch = 100usize;
-    let mut claim_idle = Duration::from_secs(30);
-    while let Some(arg) = args.next() {
-        let mut value = |flag: &str| args.next().ok_or(format!("{flag} needs a value"));
-        let number = |flag: &str, text: &str, max: u64| {
-            text.parse::<u64>()
-                .ok()
-                .filter(|n| (1..=max).contains(n) || (flag == "--port" && *n == 0))
-                .ok_or(format!(
-                    "{flag} takes a number from 1 to {max}, not {text:?}"
-                ))
-        };
-        let api_only = |flag: &str| match name {
-            "api" => Ok(()),
-            _ => Err(format!("{flag} is an option of `api`, not of `{name}`")),
-        };
-        let store_only = |flag: &str| match name {
-            "store" => Ok(()),
-            _ => Err(format!("{flag} is an option of `store`, not of `{name}`")),
-        };
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(Service::Help),
-            "--broker" => broker = Some(RedisUrl::parse(value("--broker")?)?),
-            "--db" => {
-                store_only("--db")?;
-                db = Some(PgConfig::parse(
-                    value("--db")?,
-                    std::env::var("PGPASSWORD").ok(),
-                )?);
-            }
-            "--port" => {
-                api_only("--port")?;
-                let text = value("--port")?;
-                port = text
-                    .parse()
-                    .map_err(|_| format!("--port takes a number from 0 to 65535, not {text:?}"))?;
-            }
-            "--grace-ms" => {
-                api_only("--grace-ms")?;
-                grace =
-                    Duration::from_millis(number("--grace-ms", value("--grace-ms")?, 3_600_000)?);
-            }
-            "--connections" => {
-                api_only("--connections")?;
-                connections = number("--connections", value("--connections")?, 1024)? as usize;
-            }
-            "--consumer" => {
-                store_only("--consumer")?;
-                let text = value("--consumer")?;
-                if text.is_empty() || !text.bytes().all(|b| b.is_ascii_graphic()) {
-                    return Err("--consumer takes a name of visible ASCII characters".into());
-                }
-                consumer = Some(text.clone());
-            }
-            "--batch" => {
-                store_only("--batch")?;
-                batch = number("--batch", value("--batch")?, 10_000)? as usize;
-            }
-            "--claim-idle-ms" => {
-                store_only("--claim-idle-ms")?;
-                claim_idle = Duration::from_millis(number(
-                    "--claim-idle-ms",
-                    value("--claim-idle-ms")?,
-                    86_400_000,
-                )?);
-            }
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    let broker =
-        broker.ok_or("--broker is required, as in --broker redis://127.0.0.1:6379/jobs")?;
-    if name == "api" {
-        return Ok(Service::Api(ApiConfig {
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            broker,
-            grace,
+impl ApiArgs {
+    pub fn run(self) -> ExitCode {
+        init_logging();
+        run_api(ApiConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], self.port)),
+            broker: self.broker,
+            grace: Duration::from_millis(self.grace_ms),
             request_timeout: Duration::from_secs(10),
-            connections,
-        }));
+            connections: usize::from(self.connections),
+        })
     }
-    Ok(Service::Store(ConsumerConfig {
-        broker,
-        db: db.ok_or("--db is required, as in --db postgres://jobs@127.0.0.1:5432/jobs")?,
-        consumer: consumer.unwrap_or_else(|| format!("store-{}", std::process::id())),
-        batch,
-        claim_idle,
-    }))
+}
+
+impl StoreArgs {
+    pub fn run(self) -> ExitCode {
+        init_logging();
+        let db = match PgConfig::parse(&self.db, std::env::var("PGPASSWORD").ok()) {
+            Ok(db) => db,
+            Err(message) => {
+                eprintln!("error: invalid value for '--db <postgres://USER@HOST:PORT/DB>': {message}");
+                return ExitCode::from(2);
+            }
+        };
+        run_store(ConsumerConfig {
+            broker: self.broker,
+            db,
+            consumer: self
+                .consumer
+                .unwrap_or_else(|| format!("store-{}", std::process::id())),
+            batch: usize::from(self.batch),
+            claim_idle: Duration::from_millis(self.claim_idle_ms),
+        })
+    }
 }
 
 /// Turns the first Ctrl-C (or SIGTERM) into `shutdown`.

@@ -203,16 +203,13 @@ fn bad_arguments_are_usage_errors() {
     for (args, message) in [
         (
             &["--port", "x"][..],
-            "jobs-pipeline: --port takes a number from 0 to 65535, not \"x\"",
+            "error: invalid value 'x' for '--port <PORT>': invalid digit found in string",
         ),
         (
             &["--grace-ms"][..],
-            "jobs-pipeline: --grace-ms needs a value",
+            "error: a value is required for '--grace-ms <MS>' but none was supplied",
         ),
-        (
-            &["--bogus"][..],
-            "jobs-pipeline: unknown argument \"--bogus\"",
-        ),
+        (&["--bogus"][..], "error: unexpected argument '--bogus' found"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
             .args(args)
@@ -220,10 +217,7 @@ fn bad_arguments_are_usage_errors() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8(out.stderr).unwrap();
-        assert!(
-            stderr.starts_with(&format!("{message}\nusage: jobs-pipeline")),
-            "{stderr}"
-        );
+        assert!(stderr.starts_with(&format!("{message}\n")), "{stderr}");
     }
 }
 
