@@ -12,7 +12,9 @@
 #
 # The transcript is what the book shows (book/gen/debugger-*.sh). It is
 # normalised to be the same on every run: addresses, process and thread ids,
-# ports, line numbers and the toolchain's commit hash are replaced, gdb's
+# ports, line numbers, the toolchain's commit hash and which of a
+# breakpoint's locations was hit (1.1 or 1.2: the order of a generic
+# function's copies changes from build to build) are replaced, gdb's
 # notes about threads are dropped, and backtraces stop at the program's
 # `main`. A session marks the parts the book shows separately with
 # `echo ANCHOR: name` / `echo ANCHOR_END: name` (mdBook's anchors); the
@@ -93,6 +95,7 @@ normalise() {
     -e 's/^\+(.*)$/(gdb) \1/' \
     -e 's/\(process [0-9]+\)/(process PID)/g' \
     -e 's/0x[0-9a-f]+/0x.../g' \
+    -e 's/(hit Breakpoint [0-9]+)\.[0-9]+,/\1,/' \
     -e 's#/rustc/[0-9a-f]{40}/#/rustc/HASH/#g' \
     -e 's/\.rs:[0-9]+/.rs:LINE/g' \
     -e 's/, line [0-9]+\./, line LINE./g' \

@@ -7,114 +7,86 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Parser;
 use demo_site::{DemoSite, SiteConfig};
 
-const USAGE: &str = "\
-Usage: demo-site [OPTIONS]
-
-Serves a deterministic test website on 127.0.0.1 until Ctrl-C.
-
-Options:
-  --port N              port to listen on; 0 picks a free port [default: 0]
-  --pages N             number of numbered pages [default: 100]
-  --fan-out N           links from each page to other pages [default: 5]
-  --page-size BYTES     average page size in bytes [default: 2000]
-  --delay-ms N          delay before every response, in ms [default: 0]
-  --page-delay-ms N     delay before each numbered page, in ms, overriding
-                        --delay-ms for them
-  --path-delay PATH=MS  delay for one path, overriding --delay-ms (repeatable)
-  --no-keep-alive       close the connection after every response
-  --tls                 serve https with a self-signed certificate made at
-                        start; plain http on the same port redirects to it
-  --cert-out FILE       with --tls, write the certificate (PEM) to FILE, for
-                        a client to trust (stage3-crawler --ca-file FILE)
-  -h, --help            print this help
-
-Set RUST_LOG=debug to log every request to stderr.";
-
-/// What the command line asks for.
-#[derive(Debug, PartialEq)]
-enum Command {
-    /// Serve the site; in TLS mode, maybe write the certificate somewhere.
-    Serve(SiteConfig, Option<PathBuf>),
-    Help,
+/// Serves a deterministic test website on 127.0.0.1 until Ctrl-C.
+///
+/// Set RUST_LOG=debug to log every request to stderr.
+#[derive(Debug, Parser)]
+#[command(name = "demo-site")]
+struct Args {
+    /// Port to listen on; 0 picks a free port.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    port: u16,
+    /// Number of numbered pages.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pages: usize,
+    /// Links from each page to other pages.
+    #[arg(long = "fan-out", value_name = "N", default_value_t = 5)]
+    fan_out: usize,
+    /// Average page size in bytes.
+    #[arg(long = "page-size", value_name = "BYTES", default_value_t = 2000)]
+    page_size: usize,
+    /// Delay before every response, in ms (at most a day).
+    #[arg(long = "delay-ms", value_name = "N", default_value_t = 0, value_parser = millis)]
+    delay_ms: u64,
+    /// Delay before each numbered page, in ms, overriding --delay-ms for them.
+    #[arg(long = "page-delay-ms", value_name = "N", value_parser = millis)]
+    page_delay_ms: Option<u64>,
+    /// Delay for one path, overriding --delay-ms (repeatable).
+    #[arg(long = "path-delay", value_name = "PATH=MS", value_parser = parse_path_delay)]
+    path_delay: Vec<(String, Duration)>,
+    /// Close the connection after every response.
+    #[arg(long = "no-keep-alive")]
+    no_keep_alive: bool,
+    /// Serve https with a self-signed certificate made at start; plain http
+    /// on the same port redirects to it.
+    #[arg(long)]
+    tls: bool,
+    /// With --tls, write the certificate (PEM) to FILE, for a client to
+    /// trust (stage3-crawler --ca-file FILE).
+    #[arg(long = "cert-out", value_name = "FILE", requires = "tls")]
+    cert_out: Option<PathBuf>,
 }
 
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
-    let mut config = SiteConfig::default();
-    let mut cert_out = None;
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // Accept both `--port 8000` and `--port=8000`.
-        let (name, inline_value) = match arg.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => {
-                (name.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline_value
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match name.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--port" => config.port = number(&name, &value()?)?,
-            "--pages" => config.pages = number(&name, &value()?)?,
-            "--fan-out" => config.fan_out = number(&name, &value()?)?,
-            "--page-size" => config.page_size = number(&name, &value()?)?,
-            "--delay-ms" => config.delay = Duration::from_millis(number(&name, &value()?)?),
-            "--page-delay-ms" => {
-                config.page_delay = Some(Duration::from_millis(number(&name, &value()?)?));
-            }
-            "--path-delay" => {
-                let spec = value()?;
-                let (path, ms) = spec
-                    .rsplit_once('=')
-                    .filter(|(path, _)| path.starts_with('/'))
-                    .ok_or_else(|| {
-                        format!(
-                            "--path-delay wants PATH=MS with PATH starting with '/', got {spec:?}"
-                        )
-                    })?;
-                let ms: u64 = number("--path-delay", ms)?;
-                config
-                    .path_delays
-                    .push((path.to_string(), Duration::from_millis(ms)));
-            }
-            "--no-keep-alive" if inline_value.is_none() => config.keep_alive = false,
-            "--no-keep-alive" => return Err("--no-keep-alive takes no value".to_string()),
-            "--tls" if inline_value.is_none() => config.tls = true,
-            "--tls" => return Err("--tls takes no value".to_string()),
-            "--cert-out" => cert_out = Some(PathBuf::from(value()?)),
-            _ => return Err(format!("unknown argument {arg:?}")),
+impl Args {
+    fn config(&self) -> SiteConfig {
+        SiteConfig {
+            port: self.port,
+            pages: self.pages,
+            fan_out: self.fan_out,
+            page_size: self.page_size,
+            delay: Duration::from_millis(self.delay_ms),
+            page_delay: self.page_delay_ms.map(Duration::from_millis),
+            path_delays: self.path_delay.clone(),
+            keep_alive: !self.no_keep_alive,
+            tls: self.tls,
         }
     }
-    if cert_out.is_some() && !config.tls {
-        return Err("--cert-out needs --tls".to_string());
-    }
-    Ok(Command::Serve(config, cert_out))
 }
 
-fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
+/// A delay in milliseconds, at most a day.
+fn millis(value: &str) -> Result<u64, String> {
     value
-        .parse()
-        .map_err(|_| format!("{name} wants a non-negative whole number in range, got {value:?}"))
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| *ms <= 86_400_000)
+        .ok_or_else(|| "a whole number of milliseconds, at most 86400000 (a day)".into())
+}
+
+/// `PATH=MS`, PATH starting with `/` (it may hold `=` itself).
+fn parse_path_delay(spec: &str) -> Result<(String, Duration), String> {
+    let (path, ms) = spec
+        .rsplit_once('=')
+        .filter(|(path, _)| path.starts_with('/'))
+        .ok_or("PATH=MS with PATH starting with '/'")?;
+    Ok((path.to_string(), Duration::from_millis(millis(ms)?)))
 }
 
 fn main() -> ExitCode {
-    let (config, cert_out) = match parse_args(std::env::args().skip(1)) {
-        Ok(Command::Serve(config, cert_out)) => (config, cert_out),
-        Ok(Command::Help) => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("demo-site: error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
+    let (config, cert_out) = (args.config(), args.cert_out);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
 
     let on_off = |on| if on { "on" } else { "off" };
@@ -163,18 +135,19 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Command, String> {
-        parse_args(args.iter().map(|s| s.to_string()))
+    fn parse(args: &[&str]) -> Result<(SiteConfig, Option<PathBuf>), clap::Error> {
+        Args::try_parse_from(std::iter::once("demo-site").chain(args.iter().copied()))
+            .map(|args| (args.config(), args.cert_out))
     }
 
     #[test]
     fn defaults() {
-        assert_eq!(parse(&[]), Ok(Command::Serve(SiteConfig::default(), None)));
+        assert_eq!(parse(&[]).unwrap(), (SiteConfig::default(), None));
     }
 
     #[test]
     fn all_options() {
-        let Ok(Command::Serve(config, cert_out)) = parse(&[
+        let (config, cert_out) = parse(&[
             "--port",
             "8000",
             "--pages=7",
@@ -192,9 +165,8 @@ mod tests {
             "--tls",
             "--cert-out",
             "/tmp/site.pem",
-        ]) else {
-            panic!("did not parse");
-        };
+        ])
+        .unwrap();
         assert_eq!(
             config,
             SiteConfig {
@@ -214,8 +186,11 @@ mod tests {
 
     #[test]
     fn help() {
-        assert_eq!(parse(&["--pages", "3", "--help"]), Ok(Command::Help));
-        assert_eq!(parse(&["-h"]), Ok(Command::Help));
+        assert_eq!(
+            parse(&["--pages", "3", "--help"]).unwrap_err().exit_code(),
+            0
+        );
+        assert_eq!(parse(&["-h"]).unwrap_err().exit_code(), 0);
     }
 
     #[test]
@@ -231,11 +206,12 @@ mod tests {
             &["--path-delay", "nopath=3"],
             &["--path-delay", "/x"],
             &["--path-delay", "/x=soon"],
+            &["--delay-ms", "86400001"],
             &["--tls=yes"],
             &["--cert-out", "x.pem"],
             &["--tls", "--cert-out"],
         ] {
-            assert!(parse(bad).is_err(), "{bad:?}");
+            assert_eq!(parse(bad).unwrap_err().exit_code(), 2, "{bad:?}");
         }
     }
 }

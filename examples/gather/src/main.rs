@@ -59,4 +59,3 @@ fn main() -> ExitCode {
     // ANCHOR_END: main
     ExitCode::SUCCESS
 }
-

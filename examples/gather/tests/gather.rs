@@ -41,7 +41,8 @@ fn a_bad_unit_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.starts_with("error: invalid value '0' for '--unit-ms <MS>': 0 is not in 1..=60000\n"),
+        stderr
+            .starts_with("error: invalid value '0' for '--unit-ms <MS>': 0 is not in 1..=60000\n"),
         "{stderr}"
     );
     let out = run(&["--frobnicate"]);

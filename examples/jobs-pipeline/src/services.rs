@@ -96,7 +96,9 @@ impl StoreArgs {
         let db = match PgConfig::parse(&self.db, std::env::var("PGPASSWORD").ok()) {
             Ok(db) => db,
             Err(message) => {
-                eprintln!("error: invalid value for '--db <postgres://USER@HOST:PORT/DB>': {message}");
+                eprintln!(
+                    "error: invalid value for '--db <postgres://USER@HOST:PORT/DB>': {message}"
+                );
                 return ExitCode::from(2);
             }
         };

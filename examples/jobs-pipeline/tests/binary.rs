@@ -209,7 +209,10 @@ fn bad_arguments_are_usage_errors() {
             &["--grace-ms"][..],
             "error: a value is required for '--grace-ms <MS>' but none was supplied",
         ),
-        (&["--bogus"][..], "error: unexpected argument '--bogus' found"),
+        (
+            &["--bogus"][..],
+            "error: unexpected argument '--bogus' found",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
             .args(args)

@@ -619,11 +619,25 @@ fn bad_service_arguments_are_usage_errors() {
             "error: unexpected argument '--db' found",
         ),
         (
-            &["store", "--broker", "redis://h/x", "--db", "postgres://u:hunter2@h/d", "--batch", "0"][..],
+            &[
+                "store",
+                "--broker",
+                "redis://h/x",
+                "--db",
+                "postgres://u:hunter2@h/d",
+                "--batch",
+                "0",
+            ][..],
             "error: invalid value '0' for '--batch <N>': 0 is not in 1..=10000",
         ),
         (
-            &["store", "--broker", "redis://h/x", "--db", "mysql://u:hunter2@h/d"][..],
+            &[
+                "store",
+                "--broker",
+                "redis://h/x",
+                "--db",
+                "mysql://u:hunter2@h/d",
+            ][..],
             "error: invalid value for '--db <postgres://USER@HOST:PORT/DB>':",
         ),
     ] {

@@ -16,8 +16,8 @@ mod procfs;
 
 use std::process::{Command, ExitCode};
 
-use idle::Report;
 use clap::{Parser, Subcommand, ValueEnum};
+use idle::Report;
 use procfs::grouped;
 
 /// Measures the memory of N idle threads and of N idle tasks, for each N.
@@ -105,7 +105,6 @@ fn child(kind: Kind, n: u64) -> ExitCode {
         }
     }
 }
-
 
 // ANCHOR: measure_in_child
 /// Runs one side in a fresh copy of this program, so that neither side's
