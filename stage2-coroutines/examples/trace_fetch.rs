@@ -14,6 +14,7 @@
 use std::error::Error;
 use std::io::Write;
 
+use clap::Parser;
 use runtime::{TcpListener, TcpStream};
 use stage2_coroutines::{Style, fetch};
 use url::Url;
@@ -21,15 +22,21 @@ use url::Url;
 const PAGE: &[u8] =
     b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<a href=\"/next\">next</a>\n";
 
+/// Fetches one small page from a server on the same runtime, with the
+/// runtime's trace log on (`RUST_LOG=runtime=trace`).
+#[derive(Debug, Parser)]
+struct Args {
+    /// Which fetcher: `state-machine` or `async`.
+    #[arg(default_value = "state-machine")]
+    style: Style,
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     // Level and message only, as in the book's other traces.
     env_logger::Builder::from_default_env()
         .format(|out, record| writeln!(out, "{} {}", record.level(), record.args()))
         .init();
-    let style: Style = match std::env::args().nth(1) {
-        Some(arg) => arg.parse()?,
-        None => Style::default(),
-    };
+    let style = Args::parse().style;
     let listener = TcpListener::bind("127.0.0.1:0".parse()?)?;
     let url = Url::parse(&format!("http://{}/", listener.local_addr()?))?;
     // ANCHOR: main

@@ -15,36 +15,44 @@ mod libtest;
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
 use catalog::{EXERCISES, Exercise};
 use harness::Side;
 use libtest::{Outcome, Results};
 
-const USAGE: &str = "\
-usage: cargo run -p exercises -- COMMAND
+/// The exercise runner: `cargo run -p exercises -- COMMAND`.
+#[derive(Debug, Parser)]
+#[command(name = "exercises", bin_name = "cargo run -p exercises --")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
 
-commands:
-  list        the exercises, with difficulty, chapter and your status
-  check NN    run exercise NN's tests against your code (src/exNN_*.rs)
-  hint NN     show exercise NN's hint
-  verify      check that every starter fails and every solution passes (CI)
-";
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The exercises, with difficulty, chapter and your status.
+    List,
+    /// Run exercise NN's tests against your code (src/exNN_*.rs).
+    Check {
+        /// The exercise's number, as in 03.
+        number: String,
+    },
+    /// Show exercise NN's hint.
+    Hint {
+        /// The exercise's number, as in 03.
+        number: String,
+    },
+    /// Check that every starter fails and every solution passes (CI).
+    Verify,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = match args.as_slice() {
-        ["list"] => list(),
-        ["check", number] => with_exercise(number, check),
-        ["hint", number] => with_exercise(number, hint),
-        ["verify"] => verify(),
-        ["help" | "-h" | "--help"] => {
-            print!("{USAGE}");
-            Ok(true)
-        }
-        _ => {
-            eprint!("{USAGE}");
-            return ExitCode::from(2);
-        }
+    let result = match Args::parse().command {
+        Command::List => list(),
+        Command::Check { number } => with_exercise(&number, check),
+        Command::Hint { number } => with_exercise(&number, hint),
+        Command::Verify => verify(),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
