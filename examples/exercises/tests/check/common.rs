@@ -4,10 +4,9 @@
 #![allow(dead_code)] // each exercise's tests use a different part
 
 use std::collections::{BTreeMap, VecDeque};
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use runtime::EventLoop;
