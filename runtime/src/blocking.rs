@@ -17,6 +17,7 @@ use std::task::{Context, Poll};
 use crate::oneshot;
 
 /// The result of [`spawn_blocking`], as a future.
+#[derive(Debug)]
 pub struct Blocking<T> {
     result: oneshot::Receiver<io::Result<T>>,
 }

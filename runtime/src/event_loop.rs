@@ -40,7 +40,9 @@ use mio::{Events, Interest, Poll, Token};
 /// can keep it after the loop reuses its event buffer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Readiness {
+    /// The source can be read without blocking (or has data, or hung up).
     pub readable: bool,
+    /// The source can be written without blocking.
     pub writable: bool,
     /// The source has an error pending (`take_error` tells which).
     pub error: bool,

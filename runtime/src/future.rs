@@ -31,7 +31,9 @@ pub async fn yield_now() {
 /// Which of two raced futures finished first, with its output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Either<A, B> {
+    /// The first future finished first.
     Left(A),
+    /// The second future finished first.
     Right(B),
 }
 

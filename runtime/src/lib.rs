@@ -19,6 +19,8 @@
 //! Every loop turn, poll, wake, registration and timer logs a line at trace
 //! level under the target `runtime`: run with `RUST_LOG=runtime=trace`.
 
+#![warn(missing_docs, missing_debug_implementations)]
+
 pub mod blocking;
 pub mod clock;
 pub mod event_loop;

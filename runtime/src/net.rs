@@ -133,14 +133,17 @@ impl TcpStream {
         self.io.get_ref().shutdown(how)
     }
 
+    /// The address of the other end.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().peer_addr()
     }
 
+    /// The address of this end.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()
     }
 
+    /// Turns Nagle's algorithm off (`true`) or on: small writes go out at once.
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.io.get_ref().set_nodelay(nodelay)
     }
@@ -171,11 +174,13 @@ impl std::fmt::Debug for TcpStream {
 /// A listening socket. It registers with the runtime on the first
 /// `accept`, so a program can bind, print its port, and only then start the
 /// runtime.
+#[derive(Debug)]
 pub struct TcpListener {
     state: Listener,
 }
 
 /// A listener before and after its first `accept`.
+#[derive(Debug)]
 enum Listener {
     Bound(mio::net::TcpListener),
     Registered(Registration<mio::net::TcpListener>),
@@ -191,6 +196,7 @@ impl TcpListener {
         })
     }
 
+    /// The address it listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match &self.state {
             Listener::Bound(io) => io.local_addr(),

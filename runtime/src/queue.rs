@@ -50,6 +50,7 @@ impl fmt::Display for TaskDoneError {
 impl std::error::Error for TaskDoneError {}
 
 impl<T> Queue<T> {
+    /// An empty queue with no unfinished items.
     pub fn new() -> Queue<T> {
         Queue {
             inner: Rc::new(RefCell::new(Inner {
@@ -118,6 +119,7 @@ impl<T> Queue<T> {
         self.inner.borrow().items.len()
     }
 
+    /// Whether no item is waiting to be taken.
     pub fn is_empty(&self) -> bool {
         self.qsize() == 0
     }
@@ -155,6 +157,7 @@ impl<T> fmt::Debug for Queue<T> {
 }
 
 /// The future returned by [`Queue::get`].
+#[derive(Debug)]
 pub struct Get<'a, T> {
     queue: &'a Queue<T>,
     /// Our id in the getters list, once we have waited.
@@ -215,6 +218,7 @@ impl<T> Drop for Get<'_, T> {
 }
 
 /// The future returned by [`Queue::join`].
+#[derive(Debug)]
 pub struct Join<'a, T> {
     queue: &'a Queue<T>,
 }

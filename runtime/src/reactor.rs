@@ -45,7 +45,9 @@ use crate::executor::{self, Inner};
 /// Which half of a socket an operation uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
+    /// Reading, or accepting a connection.
     Read,
+    /// Writing, or finishing a connect.
     Write,
 }
 

@@ -15,11 +15,11 @@ struct Capture(Mutex<Vec<String>>);
 static CAPTURE: Capture = Capture(Mutex::new(Vec::new()));
 
 impl Log for Capture {
-    fn enabled(&self, metadata: &Metadata) -> bool {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
         metadata.target() == "runtime" && metadata.level() <= Level::Trace
     }
 
-    fn log(&self, record: &Record) {
+    fn log(&self, record: &Record<'_>) {
         if self.enabled(record.metadata()) {
             let line = record.args().to_string();
             self.0.lock().unwrap().push(line);

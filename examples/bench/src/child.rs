@@ -16,6 +16,10 @@
 //! demo site runs in the harness, so its CPU time is in none of these
 //! numbers.
 
+// `fork`, `wait4`, `getrusage` and `kill` are libc calls: the one module
+// of the bench that needs `unsafe`, each block with its `// SAFETY:`.
+#![allow(unsafe_code)]
+
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};

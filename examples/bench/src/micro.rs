@@ -279,6 +279,7 @@ pub fn rss_bytes() -> io::Result<u64> {
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| io::Error::other(format!("unexpected /proc/self/statm: {statm:?}")))?;
     // SAFETY: sysconf has no preconditions.
+    #[allow(unsafe_code)]
     let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Ok(pages * u64::try_from(page_size).unwrap_or(4096))
 }

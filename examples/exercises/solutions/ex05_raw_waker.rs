@@ -6,6 +6,9 @@
 //! that count: clone adds one, wake gives it up, wake_by_ref keeps it, drop
 //! gives it up.
 
+// The lesson is the `unsafe` vtable itself.
+#![allow(unsafe_code)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{RawWaker, RawWakerVTable, Waker};

@@ -11,6 +11,8 @@
 //! | [`report`] | an outcome per URL and the closing line | stages 1 and 2 |
 //! | [`args`] | the root URL and timeout values of the command line | all three stages |
 
+#![warn(missing_docs)]
+
 pub mod args;
 pub mod links;
 pub mod report;

@@ -15,8 +15,11 @@ pub const MAX_RESPONSE: usize = 16 * 1024 * 1024;
 /// A response we can use: the status, the media type, and the body as text.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Response<'a> {
+    /// The status code.
     pub status: u16,
+    /// The `Content-Type` header, if there was one.
     pub content_type: Option<String>,
+    /// The body, as text.
     pub body: &'a str,
 }
 
@@ -31,7 +34,12 @@ pub enum ResponseError {
     /// The server closed the connection before the end of the headers.
     HeadCutShort,
     /// The body is shorter than its `Content-Length`.
-    BodyCutShort { got: usize, promised: usize },
+    BodyCutShort {
+        /// Bytes received.
+        got: usize,
+        /// Bytes the header promised.
+        promised: usize,
+    },
     /// A `Transfer-Encoding` (chunked, gzip, ...): HTTP/1.0, which we speak,
     /// has none, so the server should not have sent one.
     Encoded(String),

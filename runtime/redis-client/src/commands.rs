@@ -11,7 +11,9 @@ use crate::frame::Frame;
 /// One entry of a stream: its id (`1700000000000-0`) and its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamEntry {
+    /// The entry's id, `<ms>-<seq>`.
     pub id: String,
+    /// Its field-value pairs, in order.
     pub fields: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -31,6 +33,7 @@ pub struct Claimed {
     /// Where the next scan of the pending list starts; `0-0` when it went
     /// all the way round.
     pub next: String,
+    /// The entries claimed.
     pub entries: Vec<StreamEntry>,
     /// Pending ids whose entries were deleted from the stream meanwhile.
     pub deleted: Vec<String>,
@@ -307,6 +310,7 @@ pub struct Script {
 }
 
 impl Script {
+    /// A script with this Lua source.
     pub const fn new(source: &'static str) -> Script {
         Script {
             source,
@@ -314,6 +318,7 @@ impl Script {
         }
     }
 
+    /// The Lua source.
     pub fn source(&self) -> &'static str {
         self.source
     }

@@ -19,7 +19,12 @@ pub enum Error {
     /// connection is fine.
     Server(String),
     /// The reply has a shape the command does not expect.
-    Unexpected { command: String, reply: Frame },
+    Unexpected {
+        /// The command sent.
+        command: String,
+        /// What came back.
+        reply: Frame,
+    },
 }
 
 impl Error {
@@ -94,6 +99,7 @@ impl Connection {
         })
     }
 
+    /// The server's address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

@@ -59,7 +59,12 @@ pub enum FrameError {
     /// A length or integer that is not a number.
     BadNumber(String),
     /// A length over our limit, or negative where only -1 is allowed.
-    TooLong { what: &'static str, claimed: i64 },
+    TooLong {
+        /// What the length was for (a bulk string, an array...).
+        what: &'static str,
+        /// The length claimed.
+        claimed: i64,
+    },
     /// Aggregates nested deeper than [`MAX_DEPTH`].
     TooDeep,
     /// A line longer than [`MAX_LINE`] without its `\r\n`.
@@ -271,6 +276,7 @@ impl Frame {
         self.as_bytes().and_then(|b| std::str::from_utf8(b).ok())
     }
 
+    /// The integer, if this is an integer frame.
     pub fn as_integer(&self) -> Option<i64> {
         match self {
             Frame::Integer(n) => Some(*n),

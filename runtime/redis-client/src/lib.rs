@@ -6,6 +6,8 @@
 //! It speaks RESP2 and reads RESP3 replies too; it has no `AUTH`, TLS,
 //! cluster or pub/sub, which neither user needs yet.
 
+#![warn(missing_docs)]
+
 pub mod commands;
 pub mod connection;
 pub mod frame;

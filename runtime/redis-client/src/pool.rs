@@ -22,6 +22,7 @@ pub struct Pool {
 }
 
 impl Pool {
+    /// A pool of at most `size` connections to `url`, opened as needed.
     pub fn new(url: RedisUrl, size: usize) -> Pool {
         let permits = Queue::new();
         for _ in 0..size.max(1) {
@@ -34,6 +35,7 @@ impl Pool {
         }
     }
 
+    /// The server the pool connects to.
     pub fn url(&self) -> &RedisUrl {
         &self.url
     }

@@ -92,10 +92,12 @@ impl RedisServer {
         }
     }
 
+    /// The port it listens on, on 127.0.0.1.
     pub fn port(&self) -> u16 {
         self.port
     }
 
+    /// Its address.
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.port))
     }

@@ -11,7 +11,9 @@ use crate::connection::{Connection, Error};
 /// A parsed `redis://` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedisUrl {
+    /// The server's host name or address.
     pub host: String,
+    /// The server's port.
     pub port: u16,
     /// The path without its slash: a prefix for the program's keys (a
     /// crawl's name, a stream's name), not a database number.

@@ -1,0 +1,76 @@
+//! What each fuzz target checks, in plain functions: the fuzz binaries call
+//! them with generated inputs, and `stage3-crawler/tests/fuzz_corpus.rs`
+//! calls them with every input in `corpus/`, on every `cargo test`.
+//!
+//! Each panics (through `assert!`) when the property fails; a panic is what
+//! the fuzzer reports as a crash. A new parser gets a function here, a
+//! `fuzz_targets/NAME.rs`, a `[[bin]]` in `Cargo.toml`, a seed in
+//! `corpus/NAME/` and a line in `tests/fuzz_corpus.rs` (the robots.txt and
+//! sitemap parsers of the politeness work are next; the HTTP response
+//! reader needs a sans-IO entry point first, since it reads from a socket).
+
+use crawl_kit::links::{Href, resolve_hrefs};
+use stage3_crawler::charset::decode;
+use stage3_crawler::scanner::oracle::tokenizer_hrefs;
+use stage3_crawler::scanner::scan_hrefs;
+use url::Url;
+
+/// The scanner finds exactly the hrefs html5ever's tokenizer finds.
+pub fn scanner(data: &[u8]) {
+    let html = String::from_utf8_lossy(data);
+    assert_eq!(scan_hrefs(&html), tokenizer_hrefs(&html), "on {html:?}");
+}
+
+/// Decoding never panics, and names a charset encoding_rs knows.
+pub fn charset(data: &[u8]) {
+    // The first byte picks the Content-Type charset the body came with.
+    const HEADERS: [Option<&str>; 6] = [
+        None,
+        Some("utf-8"),
+        Some("iso-8859-1"),
+        Some("shift_jis"),
+        Some("utf-16"),
+        Some("no-such-charset"),
+    ];
+    let (header, body) = match data.split_first() {
+        Some((first, body)) => (HEADERS[usize::from(*first) % HEADERS.len()], body),
+        None => (None, data),
+    };
+    let decoded = decode(body, header);
+    assert!(
+        encoding_rs::Encoding::for_label(decoded.encoding.as_bytes()).is_some(),
+        "unknown encoding {:?}",
+        decoded.encoding
+    );
+}
+
+/// Resolving hrefs never panics, and yields only http and https URLs
+/// without fragments, each once.
+pub fn resolve(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let page = lines
+        .next()
+        .and_then(|first| Url::parse(first).ok())
+        .unwrap_or_else(|| Url::parse("http://example.com/dir/page.html").unwrap());
+    // A line starting with `B` is a `<base href>`.
+    let hrefs: Vec<Href> = lines
+        .map(|line| match line.strip_prefix('B') {
+            Some(value) => Href {
+                value: value.to_string(),
+                is_base: true,
+            },
+            None => Href {
+                value: line.to_string(),
+                is_base: false,
+            },
+        })
+        .collect();
+    let links = resolve_hrefs(&hrefs, &page);
+    let mut seen = std::collections::HashSet::new();
+    for link in &links {
+        assert!(matches!(link.scheme(), "http" | "https"), "{link}");
+        assert!(link.fragment().is_none(), "{link}");
+        assert!(seen.insert(link.as_str()), "{link} twice");
+    }
+}
