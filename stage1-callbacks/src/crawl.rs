@@ -49,6 +49,7 @@ impl Default for Options {
 pub struct Crawl {
     /// Where every fetcher connects: the root's host and port, resolved once.
     pub addr: SocketAddr,
+    /// How to crawl.
     pub options: Options,
     /// Every URL found so far: the ones done and the ones in `urls_todo`.
     pub seen_urls: HashSet<Url>,
@@ -62,6 +63,7 @@ pub struct Crawl {
 // ANCHOR_END: crawl_struct
 
 impl Crawl {
+    /// A crawl that reports each outcome to `on_outcome`.
     pub fn new(
         addr: SocketAddr,
         options: Options,

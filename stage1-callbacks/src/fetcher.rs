@@ -55,6 +55,7 @@ pub struct Fetcher {
 // ANCHOR_END: fetcher_struct
 
 impl Fetcher {
+    /// A fetcher for `url`, part of `crawl`; `fetch` starts it.
     pub fn new(url: Url, crawl: Rc<RefCell<Crawl>>) -> Rc<Fetcher> {
         let request = request_for(&url).into_bytes();
         Rc::new(Fetcher {

@@ -13,6 +13,8 @@
 //! | [`fetcher`] | the `Fetcher` and its three callbacks |
 //! | [`cli`] | the command line |
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod crawl;
 pub mod fetcher;

@@ -39,6 +39,7 @@ pub use crawl_kit::report::{Outcome, Report};
 /// How to crawl.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// Which fetcher runs: the state machines or the `async fn`s.
     pub style: Style,
     /// How long one URL may take, from connect to the last byte.
     pub timeout: Duration,

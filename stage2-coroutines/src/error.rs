@@ -27,6 +27,7 @@ pub struct StepError {
 }
 
 impl StepError {
+    /// An error from `step`, caused by `source`.
     pub fn new(step: impl Into<String>, source: impl Into<BoxError>) -> StepError {
         StepError {
             step: step.into(),
@@ -61,6 +62,7 @@ pub struct FetchError {
 }
 
 impl FetchError {
+    /// A failed fetch of `url`, caused by `source`.
     pub fn new(url: Url, source: impl Into<BoxError>) -> FetchError {
         FetchError {
             url,
@@ -68,6 +70,7 @@ impl FetchError {
         }
     }
 
+    /// The URL that failed.
     pub fn url(&self) -> &Url {
         &self.url
     }

@@ -19,6 +19,8 @@
 //! | [`cli`] | the command line |
 //! | [`hooks`] | (new) fault injection for the book's backtrace (feature `test-hooks`) |
 
+#![warn(missing_docs)]
+
 pub mod async_fetch;
 pub mod chapter_future;
 pub mod cli;

@@ -15,6 +15,7 @@ use url::{Position, Url};
 pub struct Request {
     /// The host to resolve: a name, an IPv4 address, or `[v6]`.
     pub host: String,
+    /// The port, the URL's or its scheme's default.
     pub port: u16,
     /// The request bytes to write.
     pub bytes: Vec<u8>,

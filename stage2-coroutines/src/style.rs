@@ -11,6 +11,7 @@ use crate::error::FetchError;
 use crate::{async_fetch, machines};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Which of the two fetchers to run.
 pub enum Style {
     /// [`machines::Fetch`]: enums that implement `Future` by hand.
     #[default]
@@ -20,6 +21,7 @@ pub enum Style {
 }
 
 impl Style {
+    /// Both styles, in the order the tests try them.
     pub const ALL: [Style; 2] = [Style::StateMachine, Style::Async];
 }
 

@@ -18,6 +18,7 @@ const META_PRESCAN: usize = 1024;
 /// A decoded body.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Decoded<'a> {
+    /// The body as text.
     pub text: Cow<'a, str>,
     /// The label that decided, lower-cased, or `utf-8`.
     pub encoding: String,

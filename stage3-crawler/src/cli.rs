@@ -155,22 +155,29 @@ Examples:
 /// `--report`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Report {
+    /// The chapter's report: one line per URL, then the counters.
     Text,
+    /// JSON Lines: an object per URL as it completes, then a summary.
     Json,
 }
 
 /// One `--ca-file PEM`: the file and the certificates in it.
 #[derive(Clone, Debug)]
 pub struct CaFile {
+    /// The file named.
     pub path: PathBuf,
+    /// The certificates in it.
     pub certs: Vec<CertificateDer<'static>>,
 }
 
 /// One `--resolve HOST:PORT:ADDR`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolve {
+    /// The host name, lower-cased.
     pub host: String,
+    /// The port.
     pub port: u16,
+    /// The address to connect to instead of asking DNS.
     pub addr: IpAddr,
 }
 

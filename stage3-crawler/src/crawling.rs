@@ -50,6 +50,7 @@ type SkipSink = Box<dyn FnMut(&Skipped)>;
 /// One URL on the queue.
 #[derive(Clone, Debug)]
 pub struct Work {
+    /// What to fetch.
     pub url: Url,
     /// Redirects it may still follow.
     pub max_redirect: u32,
@@ -68,6 +69,7 @@ pub enum Outcome {
 }
 
 // ANCHOR: crawler
+/// The crawl: its rules, its queue, its workers' shared state, and what it found.
 pub struct Crawler {
     config: Config,
     roots: Vec<Url>,
@@ -510,10 +512,12 @@ impl Crawler {
         self.done.borrow()
     }
 
+    /// The roots, as given (fragments dropped).
     pub fn roots(&self) -> &[Url] {
         &self.roots
     }
 
+    /// The settings.
     pub fn config(&self) -> &Config {
         &self.config
     }

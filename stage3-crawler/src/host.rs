@@ -25,6 +25,7 @@ pub struct HostRules {
 }
 
 impl HostRules {
+    /// The rules for `roots`: strict (`www.` or not) or lenient (last two labels).
     pub fn new<'a>(roots: impl IntoIterator<Item = &'a Url>, strict: bool) -> HostRules {
         let mut root_domains = Vec::new();
         for root in roots {

@@ -33,6 +33,7 @@ pub struct Interrupt {
 }
 
 impl Interrupt {
+    /// Installs the SIGINT handler. Must run inside `Runtime::block_on`.
     pub fn install() -> io::Result<Interrupt> {
         let (reader, writer) = UnixStream::pair()?;
         reader.set_nonblocking(true)?;
@@ -85,6 +86,7 @@ pub struct ReportOut<W: Write> {
 }
 
 impl<W: Write> ReportOut<W> {
+    /// Passes everything to `inner` until the report begins.
     pub fn new(inner: W) -> ReportOut<W> {
         ReportOut {
             inner,

@@ -14,6 +14,8 @@
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
 
+#![warn(missing_docs)]
+
 pub mod charset;
 pub mod cli;
 pub mod config;

@@ -14,7 +14,9 @@ pub use log::Level;
 /// One captured message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogLine {
+    /// How serious it is.
     pub level: Level,
+    /// What happened.
     pub message: String,
 }
 
@@ -45,6 +47,7 @@ impl CrawlLog {
         self.captured.borrow().clone().unwrap_or_default()
     }
 
+    /// Logs `message` at `level`.
     pub fn log(&self, level: Level, message: fmt::Arguments<'_>) {
         log::log!(target: TARGET, level, "{message}");
         if let Some(lines) = self.captured.borrow_mut().as_mut() {
@@ -55,14 +58,17 @@ impl CrawlLog {
         }
     }
 
+    /// Logs `message` as an error.
     pub fn error(&self, message: fmt::Arguments<'_>) {
         self.log(Level::Error, message);
     }
 
+    /// Logs `message` as a warning.
     pub fn warn(&self, message: fmt::Arguments<'_>) {
         self.log(Level::Warn, message);
     }
 
+    /// Logs `message` at info level.
     pub fn info(&self, message: fmt::Arguments<'_>) {
         self.log(Level::Info, message);
     }

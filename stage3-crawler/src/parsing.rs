@@ -33,7 +33,9 @@ use crate::scanner::scan_hrefs;
 /// What a page yields: the charset it was read with, and its links.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParsedPage {
+    /// The charset the page was read with.
     pub encoding: String,
+    /// Its links, resolved, in page order.
     pub links: Vec<Url>,
 }
 

@@ -27,6 +27,7 @@ pub enum When {
 }
 
 impl When {
+    /// Whether to show the line: `auto` means when stderr is a terminal.
     pub fn enabled(self) -> bool {
         match self {
             When::Auto => std::io::stderr().is_terminal(),

@@ -17,10 +17,12 @@ use crate::stats::FetchStatistic;
 pub struct Counters(pub BTreeMap<String, u64>);
 
 impl Counters {
+    /// Adds `count` to `key`.
     pub fn add(&mut self, key: &str, count: u64) {
         *self.0.entry(key.to_string()).or_default() += count;
     }
 
+    /// The count for `key` (0 if never added).
     pub fn get(&self, key: &str) -> u64 {
         self.0.get(key).copied().unwrap_or(0)
     }
@@ -29,25 +31,38 @@ impl Counters {
 /// The totals at the end of the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
+    /// URLs with a statistic.
     pub urls: usize,
+    /// Seconds from the start of the crawl to its end.
     pub secs: f64,
+    /// Workers.
     pub max_tasks: usize,
+    /// URLs per second per worker.
     pub urls_per_sec_per_task: f64,
+    /// URLs still queued.
     pub todo: usize,
+    /// URLs done.
     pub done: usize,
     /// Every URL seen: `done` plus the skipped ones.
     pub seen: usize,
+    /// Whether Ctrl-C ended the crawl.
     pub interrupted: bool,
+    /// TCP connections opened.
     pub connections: u64,
+    /// Counts by kind (`html`, `fail_timeout`, `skipped_off-host`...).
     pub counters: Counters,
 }
 
 /// The four kinds of report line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Line {
+    /// A failure: no response.
     Error,
+    /// A redirect.
     Redirect,
+    /// A page parsed for links.
     Html,
+    /// Anything else: another type, or an HTTP error status.
     Other,
 }
 

@@ -63,9 +63,12 @@ impl Serialize for SkipReason {
 /// first, or null for a root>}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Skipped {
+    /// The URL, as the `url` crate writes it.
     pub url: String,
     #[serde(rename = "skipped")]
+    /// Why it was not fetched.
     pub reason: SkipReason,
+    /// The page that linked it first; `None` for a root.
     pub from: Option<String>,
 }
 // ANCHOR_END: skipped

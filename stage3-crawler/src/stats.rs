@@ -12,7 +12,9 @@ use serde::{Serialize, Serializer};
 /// happened, for people.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exception {
+    /// A short stable name, for the `fail_KIND` counters.
     pub kind: &'static str,
+    /// What happened, for people.
     pub message: String,
 }
 

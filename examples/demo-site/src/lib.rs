@@ -24,6 +24,8 @@
 //! exact set of URLs a correct same-host crawler finds by crawling that same
 //! function in memory.
 
+#![warn(missing_docs)]
+
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};

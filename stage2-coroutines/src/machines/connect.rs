@@ -11,6 +11,9 @@ use runtime::TcpStream;
 use crate::error::StepError;
 
 // ANCHOR: connect
+// The fields are the coroutine's locals, named as in the chapter; the
+// variant's doc says what they are for.
+#[allow(missing_docs)]
 /// Connects to one address. The chapter's `connect(sock, address)`.
 pub enum Connect {
     /// Created, not polled yet: nothing has happened.
@@ -22,6 +25,7 @@ pub enum Connect {
 }
 
 impl Connect {
+    /// A connect to `addr`, not started yet.
     pub fn new(addr: SocketAddr) -> Connect {
         Connect::Start { addr }
     }

@@ -21,6 +21,9 @@ type Resolve = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>>>>;
 
 // ANCHOR: fetch_enum
 /// Fetches `url` and returns the raw response, head and body. The chapter's
+// The fields are the coroutine's locals, named as in the chapter; the
+// variant's doc says what they are for.
+#[allow(missing_docs)]
 /// `Fetcher.fetch`, minus what it does with the response.
 pub enum Fetch {
     /// Created, not polled yet. Like a generator before its first `send`,
@@ -58,6 +61,7 @@ pub enum Fetch {
 // ANCHOR_END: fetch_enum
 
 impl Fetch {
+    /// A fetch of `url`, not started yet.
     pub fn new(url: Url) -> Fetch {
         Fetch::Start { url }
     }

@@ -18,6 +18,9 @@ use crate::hooks;
 /// It takes the socket by value and hands it back with the chunk, because a
 /// hand-written future cannot hold a borrow of a socket that its caller's
 /// future owns (see `ReadAll`).
+// The fields are the coroutine's locals; the variant's doc says what
+// they are for.
+#[allow(missing_docs)]
 pub enum Read {
     /// Resume when the socket has data (or an end) for us.
     Waiting {
@@ -27,6 +30,7 @@ pub enum Read {
 }
 
 impl Read {
+    /// A read from `stream`, not started yet.
     pub fn new(stream: TcpStream) -> Read {
         Read::Waiting { stream }
     }

@@ -15,6 +15,9 @@ use crate::{MAX_RESPONSE, response_too_large};
 /// Reads until the server closes the connection, and returns everything it
 /// sent. The chapter's `read_all(sock)`, which loops over
 /// `yield from read(sock)`.
+// The fields are the coroutine's locals; the variant's doc says what
+// they are for.
+#[allow(missing_docs)]
 pub enum ReadAll {
     /// Inside `read`: `read` is the inner coroutine we delegate to, and
     /// `response` is our local, the chunks so far.
@@ -26,6 +29,7 @@ pub enum ReadAll {
 }
 
 impl ReadAll {
+    /// A read of everything `stream` sends, not started yet.
     pub fn new(stream: TcpStream) -> ReadAll {
         ReadAll::Reading {
             read: Read::new(stream),

@@ -43,8 +43,11 @@ pub enum FetchError {
     Truncated(String),
     /// The body is larger than `--max-body`; reading stopped there.
     TooLarge {
+        /// The `--max-body` limit.
         limit: u64,
+        /// The response's status.
         status: u16,
+        /// The response's `Content-Type`, if any.
         content_type: Option<String>,
     },
 }

@@ -70,6 +70,7 @@ impl Default for ClientConfig {
     }
 }
 
+/// The HTTP client: one per crawl, shared by the workers.
 pub struct Client {
     config: ClientConfig,
     /// TLS settings shared by every https connection.
@@ -81,6 +82,7 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client with `config`, and an empty pool.
     pub fn new(config: ClientConfig) -> Client {
         let pool = Pool::new(config.max_idle);
         Client {

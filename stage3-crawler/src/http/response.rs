@@ -18,12 +18,14 @@ const MAX_LINE: usize = 4 * 1024;
 /// A complete response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
+    /// The status code.
     pub status: u16,
     /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
     pub version: u8,
     /// Names as sent; values decoded as Latin-1 would be (bytes above 127
     /// are rare and meaningless in the headers we read).
     pub headers: Vec<(String, String)>,
+    /// The body, de-chunked.
     pub body: Vec<u8>,
 }
 
