@@ -26,6 +26,7 @@ use crate::http::ClientConfig;
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
 use crate::progress;
 use crate::reporting;
+use crate::traps::TrapLimits;
 
 /// A web crawler on a hand-made async runtime: the finished crawler of
 /// "A Web Crawler With asyncio Coroutines", in Rust.
@@ -100,6 +101,23 @@ pub struct Args {
     #[arg(long = "max-body", alias = "max_body", value_name = "BYTES",
           default_value = "10MiB", value_parser = parse_size)]
     pub max_body: u64,
+
+    /// Skip URLs longer than N bytes (a trap guard: url-too-long).
+    #[arg(long = "max-url-length", value_name = "N", default_value_t = 2048,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_url_length: u32,
+
+    /// Skip URLs whose path has one segment more than N times (a trap
+    /// guard: path-repetition, as /a/a/a/a/).
+    #[arg(long = "max-path-repetition", value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_path_repetition: u32,
+
+    /// Queue at most N distinct query strings for one path (a trap guard:
+    /// query-variants, as /q?id=RANDOM forever).
+    #[arg(long = "max-query-variants", value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_query_variants: u32,
 
     /// Queue at most N URLs in all (roots included).
     #[arg(long = "max-pages", alias = "max_pages", value_name = "N",
@@ -195,6 +213,11 @@ impl Args {
             max_tasks: self.max_tasks as usize,
             exclude: self.exclude.clone(),
             strict: !self.lenient,
+            traps: TrapLimits {
+                max_url_length: self.max_url_length as usize,
+                max_path_repetition: self.max_path_repetition as usize,
+                max_query_variants: self.max_query_variants as usize,
+            },
             max_pages: self
                 .max_pages
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),

@@ -3,6 +3,7 @@
 use regex::Regex;
 
 use crate::http::ClientConfig;
+use crate::traps::TrapLimits;
 
 /// Everything a [`Crawler`](crate::Crawler) needs besides its roots. The
 /// command line fills it in; tests and library users can start from
@@ -22,6 +23,8 @@ pub struct Config {
     pub strict: bool,
     /// Stop queueing new URLs after this many. `None`: no limit.
     pub max_pages: Option<usize>,
+    /// The limits that end crawler traps.
+    pub traps: TrapLimits,
     /// Helper threads that parse pages; 0 parses on the loop thread.
     pub parse_threads: usize,
     /// Timeouts, body cap and `--resolve` pins, for the HTTP client.
@@ -37,6 +40,7 @@ impl Default for Config {
             exclude: None,
             strict: true,
             max_pages: None,
+            traps: TrapLimits::default(),
             parse_threads: default_parse_threads(),
             client: ClientConfig::default(),
         }

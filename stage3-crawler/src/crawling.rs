@@ -28,6 +28,7 @@ use crate::logging::{CrawlLog, LogLine};
 use crate::parsing::ParsePool;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
+use crate::traps::Traps;
 
 /// The statuses the chapter treats as redirects, plus 308, which came later.
 fn is_redirect(status: u16) -> bool {
@@ -74,6 +75,8 @@ pub struct Crawler {
     config: Config,
     roots: Vec<Url>,
     hosts: HostRules,
+    /// Guards against sites that make up URLs forever.
+    traps: Traps,
     /// What to fetch, how many redirects it may still follow, and from where.
     q: Queue<Work>,
     /// Every URL seen, queued or skipped: the dedup set. Its key is the
@@ -113,7 +116,9 @@ impl Crawler {
             .collect();
         let hosts = HostRules::new(&roots, config.strict);
         config.client.max_idle = config.max_tasks;
+        let traps = Traps::new(config.traps);
         let crawler = Crawler {
+            traps,
             parser: ParsePool::new(config.parse_threads)?,
             client: Client::new(config.client.clone()),
             config,
@@ -364,7 +369,7 @@ impl Crawler {
 
     // ANCHOR: url_allowed
     /// Why a link may not be followed, if it may not: excluded, not http or
-    /// https, or not on one of the roots' hosts.
+    /// https, not on one of the roots' hosts, or a trap.
     pub fn refusal(&self, url: &Url) -> Option<SkipReason> {
         if let Some(exclude) = &self.config.exclude
             && exclude.is_match(url.as_str())
@@ -377,7 +382,7 @@ impl Crawler {
         if !self.hosts.host_okay(url) {
             return Some(SkipReason::OffHost);
         }
-        None
+        self.traps.check(url)
     }
 
     /// Whether a link may be followed.
@@ -416,6 +421,7 @@ impl Crawler {
             });
         }
         self.log.debug(format_args!("adding {url} {max_redirect}"));
+        self.traps.admit(&url);
         self.queued.set(self.queued.get() + 1);
         self.q.put_nowait(Work {
             url,

@@ -10,6 +10,7 @@
 //! | [`parsing`] | link extraction on helper threads | `Crawler.parse_links` |
 //! | [`scanner`] | finding hrefs without a general tokenizer | the chapter's link regex, done right |
 //! | [`stats`] | `FetchStatistic` | the namedtuple of that name |
+//! | [`traps`] | URL length, path repetition and query variants: ends crawler traps | (ours) |
 //! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
@@ -30,6 +31,7 @@ pub mod reporting;
 pub mod scanner;
 pub mod skipped;
 pub mod stats;
+pub mod traps;
 
 pub use config::Config;
 pub use crawling::{Crawler, Outcome};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use demo_site::DemoSite;
 use stage3_crawler::http::ClientConfig;
 use stage3_crawler::logging::{Level, LogLine};
-use stage3_crawler::{Config, Crawler, FetchStatistic, Outcome};
+use stage3_crawler::{Config, Crawler, FetchStatistic, Outcome, Skipped};
 use url::Url;
 
 /// A config for tests: few workers, short but safe timeouts.
@@ -43,6 +43,10 @@ pub struct Crawl {
     pub log: Vec<LogLine>,
     pub connections: u64,
     pub any_root_fetched: bool,
+    /// The URLs seen and not fetched.
+    pub skipped: Vec<Skipped>,
+    /// Every URL seen.
+    pub seen: usize,
 }
 
 impl Crawl {
@@ -82,6 +86,8 @@ pub fn crawl(roots: &[String], config: Config) -> Crawl {
         log: crawler.log_lines(),
         connections: crawler.connections_opened(),
         any_root_fetched: crawler.any_root_fetched(),
+        skipped: crawler.skipped().clone(),
+        seen: crawler.seen(),
     }
 }
 
