@@ -5,28 +5,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use common::{config, crawl};
+use demo_site::testing::read_request;
 use stage3_crawler::http::{Client, ClientConfig, FetchError};
 use url::Url;
-
-/// Reads one request head; returns its request line (empty at EOF).
-fn read_request(reader: &mut BufReader<TcpStream>) -> String {
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return String::new();
-    }
-    let mut line = String::new();
-    while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-        line.clear();
-    }
-    request_line.trim_end().to_string()
-}
 
 /// A server for one connection: reads a request, then runs `behave` on the
 /// stream until it returns (it returns when a write fails: the client has
@@ -180,7 +168,7 @@ fn a_raw_utf8_location_is_requested_as_utf8() {
         for _ in 0..2 {
             let (stream, _) = listener.accept().unwrap();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let line = read_request(&mut reader);
+            let line = read_request(&mut reader).unwrap_or_default();
             let mut stream = stream;
             let response: &[u8] = if line.starts_with("GET / ") {
                 b"HTTP/1.1 301 Moved\r\nLocation: /ok/caf\xc3\xa9\r\n\

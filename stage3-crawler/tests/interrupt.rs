@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::rc::Rc;
@@ -13,6 +13,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use demo_site::testing::read_request;
 use stage3_crawler::{Config, Crawler, Outcome, SkipReason};
 use url::Url;
 
@@ -36,15 +37,7 @@ fn stuck_site() -> (SocketAddr, mpsc::Receiver<String>) {
 fn serve(stream: TcpStream, addr: SocketAddr, tx: &mpsc::Sender<String>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
-    loop {
-        let mut request = String::new();
-        if reader.read_line(&mut request).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut line = String::new();
-        while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-            line.clear();
-        }
+    while let Some(request) = read_request(&mut reader) {
         let path = request.split(' ').nth(1).unwrap_or("").to_string();
         let body = match path.as_str() {
             "/" => format!(

@@ -4,10 +4,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::thread;
 
+use demo_site::testing::read_request;
 use stage3_crawler::traps::TrapLimits;
 use stage3_crawler::{Config, SkipReason};
 
@@ -23,15 +24,7 @@ fn trap_site() -> SocketAddr {
             thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut stream = stream;
-                loop {
-                    let mut request = String::new();
-                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut line = String::new();
-                    while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-                        line.clear();
-                    }
+                while let Some(request) = read_request(&mut reader) {
                     let target = request.split(' ').nth(1).unwrap_or("/");
                     let body = page(target);
                     let reply = format!(
