@@ -98,7 +98,6 @@ pub struct Crawler {
     on_skip: RefCell<Option<SkipSink>>,
     t0: Cell<Instant>,
     t1: Cell<Option<Instant>>,
-    in_flight: Cell<usize>,
     errors: Cell<usize>,
 }
 // ANCHOR_END: crawler
@@ -134,7 +133,6 @@ impl Crawler {
             on_skip: RefCell::new(None),
             t0: Cell::new(Instant::now()),
             t1: Cell::new(None),
-            in_flight: Cell::new(0),
             errors: Cell::new(0),
             roots: roots.clone(),
         };
@@ -185,9 +183,7 @@ impl Crawler {
             let work = self.q.get().await;
             let (url, max_redirect) = (work.url.clone(), work.max_redirect);
             self.current.borrow_mut()[worker] = Some(work);
-            self.in_flight.set(self.in_flight.get() + 1);
             let fetched = catch_unwind(self.fetch(&url, max_redirect)).await;
-            self.in_flight.set(self.in_flight.get() - 1);
             self.current.borrow_mut()[worker] = None;
             if let Err(panic) = fetched {
                 self.log
@@ -535,7 +531,7 @@ impl Crawler {
 
     /// Fetches running right now.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.get()
+        self.current.borrow().iter().flatten().count()
     }
 
     /// Statistics that are failures or HTTP errors.
