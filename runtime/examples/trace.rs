@@ -10,7 +10,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use runtime::{Runtime, spawn, time::sleep};
+use runtime::{Runtime, sleep, spawn};
 
 fn main() -> std::io::Result<()> {
     // No timestamps: the book shows this output, and it must not change

@@ -240,7 +240,7 @@ fn listener_gone() -> io::Error {
 
 /// Looks up `host`'s addresses without blocking the loop. An IP literal is
 /// parsed in place; a name goes to the system resolver on a helper thread
-/// (see [`crate::blocking`]), because `getaddrinfo` has no non-blocking form.
+/// (see [`spawn_blocking`](crate::spawn_blocking)), because `getaddrinfo` has no non-blocking form.
 pub async fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     let literal = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = literal.parse::<IpAddr>() {

@@ -1,6 +1,6 @@
 //! A one-shot handoff of a value from any thread to a task.
 //!
-//! A helper thread (DNS in [`crate::blocking`], page parsing in stage 3)
+//! A helper thread (DNS in [`spawn_blocking`](crate::spawn_blocking), page parsing in stage 3)
 //! finishes its work and must wake the task waiting for the result, which
 //! lives on the loop thread. Two threads touch two things, the result and
 //! the waker, and the order of the touches is the whole lesson: the sender

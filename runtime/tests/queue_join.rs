@@ -10,8 +10,8 @@ use std::future::Future;
 use std::rc::Rc;
 use std::time::Duration;
 
-use runtime::clock::Clock;
-use runtime::queue::TaskDoneError;
+use runtime::Clock;
+use runtime::TaskDoneError;
 use runtime::{Queue, Runtime, spawn, timeout};
 
 /// Runs `future` to the end, or fails the test if it would hang.

@@ -5,7 +5,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use runtime::time::timeout;
+use runtime::timeout;
 use runtime::{Elapsed, TcpListener, TcpStream, run_until_complete, spawn};
 
 fn any_port() -> SocketAddr {

@@ -7,9 +7,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use runtime::clock::Clock;
-use runtime::time::{now, sleep, sleep_until};
+use runtime::Clock;
 use runtime::{Runtime, spawn};
+use runtime::{now, sleep, sleep_until};
 
 #[test]
 fn timers_fire_in_deadline_order() {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use runtime::time::timeout;
+use runtime::timeout;
 use runtime::{Runtime, run_until_complete, spawn, spawn_blocking};
 
 /// Generous: each case completes in microseconds. The limit only turns a lost

@@ -23,7 +23,7 @@ use crawl_kit::response::{self, MAX_RESPONSE};
 use log::debug;
 use mio::net::TcpStream;
 use mio::{Interest, Token};
-use runtime::event_loop::TimerId;
+use runtime::TimerId;
 use runtime::{EventLoop, Readiness};
 use url::{Position, Url};
 

@@ -77,7 +77,7 @@ pub async fn read_all(stream: &mut TcpStream) -> Result<Vec<u8>, StepError> {
 pub async fn fetch(url: &Url) -> Result<Vec<u8>, FetchError> {
     let fail = |e: StepError| FetchError::new(url.clone(), e);
     let request = Request::get(url).map_err(|e| FetchError::new(url.clone(), e))?;
-    let addrs = runtime::net::resolve(&request.host, request.port)
+    let addrs = runtime::resolve(&request.host, request.port)
         .await
         .map_err(|e| fail(StepError::new("resolve", e)))?;
     let mut stream = connect_any(addrs).await.map_err(fail)?;

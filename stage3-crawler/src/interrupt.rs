@@ -17,7 +17,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use runtime::reactor::{Direction, Registration};
+use runtime::{Direction, Registration};
 use signal_hook::SigId;
 use signal_hook::consts::SIGINT;
 

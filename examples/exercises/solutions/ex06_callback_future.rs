@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use runtime::EventLoop;
-use runtime::event_loop::TimerId;
+use runtime::TimerId;
 use stage2_coroutines::chapter_future::Future as ChapterFuture;
 
 /// Completes `delay` after it is first polled, on the bare event loop.

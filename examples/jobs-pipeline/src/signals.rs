@@ -13,7 +13,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use runtime::reactor::{Direction, Registration};
+use runtime::{Direction, Registration};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 /// The read end of the self-pipe.

@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::task::Poll;
 
 use runtime::Queue;
-use runtime::reactor::{Direction, Registration};
+use runtime::{Direction, Registration};
 
 /// One end of a Unix socket pair, in the runtime's event loop.
 pub struct Watched {

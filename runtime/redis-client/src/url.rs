@@ -4,7 +4,7 @@
 use std::fmt;
 use std::io;
 
-use runtime::net::resolve;
+use runtime::resolve;
 
 use crate::connection::{Connection, Error};
 

@@ -201,8 +201,8 @@ impl Future for Fetch {
     }
 }
 
-/// `runtime::net::resolve` borrows the host name; this owns it, so that the
+/// `runtime::resolve` borrows the host name; this owns it, so that the
 /// future can be stored in `Fetch` next to nothing it borrows from.
 async fn resolve(host: String, port: u16) -> io::Result<Vec<SocketAddr>> {
-    runtime::net::resolve(&host, port).await
+    runtime::resolve(&host, port).await
 }

@@ -5,7 +5,7 @@ use std::io;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use runtime::time::timeout;
+use runtime::timeout;
 
 use super::error::FetchError;
 use super::stream::Stream;

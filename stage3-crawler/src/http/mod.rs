@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use log::debug;
 use runtime::TcpStream;
-use runtime::net::resolve;
-use runtime::time::timeout;
+use runtime::resolve;
+use runtime::timeout;
 use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 

@@ -14,7 +14,7 @@ use std::fmt;
 use std::io;
 
 use runtime::TcpStream;
-use runtime::net::resolve;
+use runtime::resolve;
 
 pub use config::PgConfig;
 use message::Backend;
