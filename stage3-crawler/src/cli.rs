@@ -22,8 +22,9 @@ use url::Url;
 
 use crate::config::{Config, default_parse_threads};
 use crate::crawling::{Crawler, Outcome};
-use crate::http::ClientConfig;
+use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
+use crate::politeness::PoliteConfig;
 use crate::progress;
 use crate::reporting;
 use crate::traps::TrapLimits;
@@ -118,6 +119,41 @@ pub struct Args {
     #[arg(long = "max-query-variants", value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_query_variants: u32,
+
+    /// At most N requests at once to one host (name and port), whatever
+    /// --max-tasks is; a worker whose URL's host is busy takes another URL.
+    #[arg(long = "per-host", value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub per_host: u32,
+
+    /// At least this long between the starts of two requests to one host
+    /// (0, 500ms, 2s). A robots.txt Crawl-delay that is longer wins.
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = parse_gap)]
+    pub delay: Duration,
+
+    /// Cut a robots.txt Crawl-delay longer than this to it (the report
+    /// says so).
+    #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "30s",
+          value_parser = parse_gap)]
+    pub max_crawl_delay: Duration,
+
+    /// Do not fetch robots.txt, and fetch what it disallows. Without this,
+    /// each origin's robots.txt (RFC 9309) is fetched before its first
+    /// page and obeyed, Crawl-delay included.
+    #[arg(long = "ignore-robots")]
+    pub ignore_robots: bool,
+
+    /// The User-Agent header. Its product token (up to the first /) is
+    /// the name robots.txt groups are matched against.
+    #[arg(long = "user-agent", value_name = "STRING", default_value = DEFAULT_USER_AGENT,
+          value_parser = parse_user_agent)]
+    pub user_agent: String,
+
+    /// Follow links at most N steps from a root (a root is depth 0; a
+    /// redirect's target has the depth of the URL that redirected).
+    /// Depths are exact: the crawl goes level by level.
+    #[arg(long = "max-depth", value_name = "N")]
+    pub max_depth: Option<u32>,
 
     /// Queue at most N URLs in all (roots included).
     #[arg(long = "max-pages", alias = "max_pages", value_name = "N",
@@ -218,6 +254,7 @@ impl Args {
                 max_path_repetition: self.max_path_repetition as usize,
                 max_query_variants: self.max_query_variants as usize,
             },
+            max_depth: self.max_depth,
             max_pages: self
                 .max_pages
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
@@ -235,7 +272,14 @@ impl Args {
                     .iter()
                     .flat_map(|f| f.certs.iter().cloned())
                     .collect(),
+                user_agent: self.user_agent.clone(),
                 ..ClientConfig::default()
+            },
+            polite: PoliteConfig {
+                per_host: self.per_host as usize,
+                delay: self.delay,
+                max_crawl_delay: self.max_crawl_delay,
+                robots: !self.ignore_robots,
             },
         }
     }
@@ -289,6 +333,29 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("{s:?} is longer than a day"));
     }
     Ok(duration)
+}
+
+/// A duration that may be zero: `--delay 0` means no gap.
+pub fn parse_gap(s: &str) -> Result<Duration, String> {
+    if s.trim().parse::<f64>() == Ok(0.0) {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(s)
+}
+
+/// A User-Agent goes into a request header as it is: printable ASCII only,
+/// so that no one can end the header early with a line break.
+pub fn parse_user_agent(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("the User-Agent may not be empty".into());
+    }
+    if let Some(c) = s.chars().find(|c| !(c.is_ascii_graphic() || *c == ' ')) {
+        return Err(format!(
+            "the User-Agent may hold printable ASCII only, not {c:?}"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 /// A byte count with an optional binary suffix: `512`, `64K`, `10MiB`, `1G`.

@@ -3,6 +3,7 @@
 use regex::Regex;
 
 use crate::http::ClientConfig;
+use crate::politeness::PoliteConfig;
 use crate::traps::TrapLimits;
 
 /// Everything a [`Crawler`](crate::Crawler) needs besides its roots. The
@@ -23,12 +24,19 @@ pub struct Config {
     pub strict: bool,
     /// Stop queueing new URLs after this many. `None`: no limit.
     pub max_pages: Option<usize>,
+    /// Follow links at most this many steps from a root (a root is 0).
+    /// `None`: no limit.
+    pub max_depth: Option<u32>,
     /// The limits that end crawler traps.
     pub traps: TrapLimits,
     /// Helper threads that parse pages; 0 parses on the loop thread.
     pub parse_threads: usize,
-    /// Timeouts, body cap and `--resolve` pins, for the HTTP client.
+    /// Timeouts, body cap, User-Agent and `--resolve` pins, for the HTTP
+    /// client.
     pub client: ClientConfig,
+    /// Per-host limits and robots.txt. The default is the chapter's crawler
+    /// (no limits, no robots.txt); the command line's default is polite.
+    pub polite: PoliteConfig,
 }
 
 impl Default for Config {
@@ -40,9 +48,11 @@ impl Default for Config {
             exclude: None,
             strict: true,
             max_pages: None,
+            max_depth: None,
             traps: TrapLimits::default(),
             parse_threads: default_parse_threads(),
             client: ClientConfig::default(),
+            polite: PoliteConfig::default(),
         }
     }
 }

@@ -22,10 +22,14 @@ use url::Url;
 
 use crate::charset::{charset_param, media_type};
 use crate::config::Config;
+use crate::depth::{DepthLimit, SeenAgain};
 use crate::host::HostRules;
 use crate::http::{Client, FetchError, Response};
 use crate::logging::{CrawlLog, LogLine};
 use crate::parsing::ParsePool;
+use crate::politeness::{Admission, Politeness, RobotsOutcome};
+use crate::robots::product_token;
+use crate::robots_fetch::{RobotsFetch, fetch_robots};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 use crate::traps::Traps;
@@ -49,7 +53,7 @@ type StatSink = Box<dyn FnMut(&FetchStatistic)>;
 type SkipSink = Box<dyn FnMut(&Skipped)>;
 
 /// One URL on the queue.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Work {
     /// What to fetch.
     pub url: Url,
@@ -58,6 +62,17 @@ pub struct Work {
     /// The page that linked it first (the redirect, for a redirect's
     /// target); `None` for a root. Shared by all the links of one page.
     pub from: Option<Rc<str>>,
+    /// Links from a root: 0 for a root; a redirect's target has the depth
+    /// of the URL that redirected.
+    pub depth: u32,
+}
+
+/// What a worker does next with a URL.
+enum Step {
+    /// Ask the per-host rules.
+    Admit(Work),
+    /// Fetch it: its host slot is already taken.
+    Fetch(Work),
 }
 
 /// How a crawl ended.
@@ -87,6 +102,10 @@ pub struct Crawler {
     queued: Cell<usize>,
     done: RefCell<Vec<FetchStatistic>>,
     skipped: RefCell<Vec<Skipped>>,
+    /// Per-host limits and robots.txt.
+    polite: Politeness,
+    /// Levels, with `--max-depth`.
+    depth: Option<RefCell<DepthLimit>>,
     /// What each worker is fetching: what an interrupt leaves unfinished.
     current: RefCell<Vec<Option<Work>>>,
     client: Client,
@@ -116,13 +135,18 @@ impl Crawler {
         let hosts = HostRules::new(&roots, config.strict);
         config.client.max_idle = config.max_tasks;
         let traps = Traps::new(config.traps);
+        let q = Queue::new();
         let crawler = Crawler {
+            polite: Politeness::new(config.polite.clone(), q.clone()),
+            depth: config
+                .max_depth
+                .map(|max| RefCell::new(DepthLimit::new(max))),
             traps,
             parser: ParsePool::new(config.parse_threads)?,
             client: Client::new(config.client.clone()),
             config,
             hosts,
-            q: Queue::new(),
+            q,
             seen_urls: RefCell::new(HashSet::new()),
             queued: Cell::new(0),
             done: RefCell::new(Vec::new()),
@@ -137,7 +161,7 @@ impl Crawler {
             roots: roots.clone(),
         };
         for root in roots {
-            crawler.see(root, None);
+            crawler.see(root, None, 0);
         }
         Ok(crawler)
     }
@@ -167,8 +191,22 @@ impl Crawler {
         for worker in &workers {
             worker.cancel();
         }
+        // After `join`, nothing is parked; after an interrupt, what was
+        // parked is unfinished too. Either way, this stops the timers.
+        let mut parked = self.polite.drain();
+        if let Some(limit) = &self.depth {
+            let mut limit = limit.borrow_mut();
+            parked.extend(limit.take_deferred());
+            for (url, from) in limit.take_too_deep() {
+                self.record_skip(Skipped {
+                    url: url.into(),
+                    reason: SkipReason::Depth,
+                    from: from.map(|f| f.to_string()),
+                });
+            }
+        }
         if outcome == Outcome::Interrupted {
-            self.skip_unfinished();
+            self.skip_unfinished(parked);
         }
         outcome
     }
@@ -177,33 +215,145 @@ impl Crawler {
     // ANCHOR: work
     /// One worker: take a URL, fetch it, mark it done, forever. Nothing that
     /// happens to one URL can end the loop, or `join` would wait forever for
-    /// a `task_done` that never comes.
+    /// a `task_done` that never comes. A URL whose host is busy is parked
+    /// with the host, and the worker goes back for another; when a fetch
+    /// ends, the worker takes the next URL parked with that host, if any.
     async fn work(self: Rc<Self>, worker: usize) {
         loop {
-            let work = self.q.get().await;
-            let (url, max_redirect) = (work.url.clone(), work.max_redirect);
-            self.current.borrow_mut()[worker] = Some(work);
-            let fetched = catch_unwind(self.fetch(&url, max_redirect)).await;
-            self.current.borrow_mut()[worker] = None;
-            if let Err(panic) = fetched {
-                self.log
-                    .error(format_args!("fetching {url} panicked: {panic}"));
-                let exception = Exception {
+            let mut step = Some(Step::Admit(self.q.get().await));
+            while let Some(next) = step.take() {
+                step = match next {
+                    Step::Admit(work) => self.admit(worker, work).await,
+                    Step::Fetch(work) => self.fetch_work(worker, work).await,
+                };
+            }
+        }
+    }
+
+    /// Asks the per-host rules what to do with `work`.
+    async fn admit(&self, worker: usize, work: Work) -> Option<Step> {
+        // With --max-depth, a deeper level waits for the one in progress.
+        let work = match &self.depth {
+            Some(limit) => limit.borrow_mut().may_start(work)?,
+            None => work,
+        };
+        match self.polite.admit(work) {
+            Admission::Fetch(work) => Some(Step::Fetch(work)),
+            // Parked: its `task_done` comes when it has been fetched.
+            Admission::Parked => None,
+            Admission::FetchRobots(work, robots_url) => {
+                self.current.borrow_mut()[worker] = Some(work.clone());
+                self.learn_robots(&work.url, robots_url).await;
+                self.current.borrow_mut()[worker] = None;
+                Some(Step::Admit(work))
+            }
+            Admission::Skip(work, reason) => {
+                let depth = work.depth;
+                self.skip(work.url, reason, work.from.map(|f| f.to_string()));
+                self.task_done(depth);
+                None
+            }
+            Admission::Fail(work, exception) => {
+                self.record_statistic(FetchStatistic::failure(work.url.to_string(), exception));
+                self.task_done(work.depth);
+                None
+            }
+        }
+    }
+
+    // ANCHOR: learn_robots
+    /// Fetches the robots.txt of `url`'s origin and hands the verdict to the
+    /// per-host rules, which release the URLs that waited for it. It always
+    /// settles, even if the fetch panics: those URLs must not wait forever.
+    async fn learn_robots(&self, url: &Url, robots_url: Url) {
+        let token = product_token(&self.config.client.user_agent);
+        let max_tries = self.config.max_tries;
+        let fetch = fetch_robots(&self.client, robots_url, token, max_tries, &self.log);
+        match catch_unwind(fetch).await {
+            Ok(RobotsFetch::Known(robots, outcome)) => {
+                // The report lists every origin's verdict; the log need
+                // not, unless asked (-v).
+                self.log.debug(format_args!(
+                    "robots.txt of {}: {}",
+                    outcome.origin, outcome.verdict
+                ));
+                self.polite.robots_known(url, robots, outcome)
+            }
+            Ok(RobotsFetch::Unreachable(error, outcome)) => {
+                self.log.warn(format_args!(
+                    "robots.txt of {}: {}",
+                    outcome.origin, outcome.verdict
+                ));
+                self.polite.robots_unreachable(url, error, outcome)
+            }
+            Err(panic) => {
+                self.log.error(format_args!(
+                    "fetching robots.txt for {url} panicked: {panic}"
+                ));
+                let error = Exception {
                     kind: "internal",
                     message: format!("internal error: {panic}"),
                 };
-                self.record_statistic(FetchStatistic::failure(url.to_string(), exception));
+                let outcome = RobotsOutcome {
+                    origin: url.origin().ascii_serialization(),
+                    status: None,
+                    verdict: format!("unreachable: {}", error.message),
+                    rules: 0,
+                    crawl_delay: None,
+                    capped: false,
+                };
+                self.polite.robots_unreachable(url, error, outcome)
             }
-            if let Err(e) = self.q.task_done() {
-                self.log.error(format_args!("{e}"));
+        }
+    }
+    // ANCHOR_END: learn_robots
+
+    /// Fetches `work`, whose host slot is taken, frees the slot, and marks
+    /// it done. Returns the next URL parked with the same host, if it may
+    /// start now.
+    async fn fetch_work(&self, worker: usize, work: Work) -> Option<Step> {
+        let (url, max_redirect, depth) = (work.url.clone(), work.max_redirect, work.depth);
+        self.current.borrow_mut()[worker] = Some(work);
+        let fetched = catch_unwind(self.fetch(&url, max_redirect, depth)).await;
+        self.current.borrow_mut()[worker] = None;
+        if let Err(panic) = fetched {
+            self.log
+                .error(format_args!("fetching {url} panicked: {panic}"));
+            let exception = Exception {
+                kind: "internal",
+                message: format!("internal error: {panic}"),
+            };
+            self.record_statistic(FetchStatistic::failure(url.to_string(), exception));
+        }
+        let next = self.polite.finish(&url);
+        self.task_done(depth);
+        next.map(Step::Fetch)
+    }
+
+    /// Marks a URL of `depth` done. If that ends a level of `--max-depth`,
+    /// the URLs kept for the next level go back on the queue first, so that
+    /// the queue's count never touches zero on the way.
+    fn task_done(&self, depth: u32) {
+        if let Some(limit) = &self.depth {
+            let next_level = limit.borrow_mut().done(depth);
+            for work in next_level {
+                self.q.put_nowait(work);
+                self.finish_one();
             }
+        }
+        self.finish_one();
+    }
+
+    fn finish_one(&self) {
+        if let Err(e) = self.q.task_done() {
+            self.log.error(format_args!("{e}"));
         }
     }
     // ANCHOR_END: work
 
     // ANCHOR: fetch
     /// Fetches one URL, retrying network errors, and records what happened.
-    async fn fetch(&self, url: &Url, max_redirect: u32) {
+    async fn fetch(&self, url: &Url, max_redirect: u32, depth: u32) {
         let mut tries = 0;
         let response = loop {
             tries += 1;
@@ -232,13 +382,13 @@ impl Crawler {
             }
         };
         match self.redirect_target(url, &response) {
-            Some(next_url) => self.follow_redirect(url, &response, next_url, max_redirect),
+            Some(next_url) => self.follow_redirect(url, &response, next_url, max_redirect, depth),
             None => {
                 let (stat, links) = self.parse_links(url, response).await;
                 self.record_statistic(stat);
                 let from: Rc<str> = Rc::from(url.as_str());
                 for link in links {
-                    self.see(link, Some(&from));
+                    self.see(link, Some(&from), depth + 1);
                 }
             }
         }
@@ -277,7 +427,14 @@ impl Crawler {
     /// Records a redirect and queues its target, unless the target was seen
     /// before (another chain got there first: the chapter's "redirect join")
     /// or this chain has used up its redirects.
-    fn follow_redirect(&self, url: &Url, response: &Response, next_url: Url, max_redirect: u32) {
+    fn follow_redirect(
+        &self,
+        url: &Url,
+        response: &Response,
+        next_url: Url,
+        max_redirect: u32,
+        depth: u32,
+    ) {
         self.record_statistic(FetchStatistic {
             url: url.to_string(),
             next_url: Some(next_url.to_string()),
@@ -297,7 +454,7 @@ impl Crawler {
                     .info(format_args!("redirect to {next_url} from {url}"));
             }
             let from = Rc::from(url.as_str());
-            self.see_with(next_url, Some(&from), max_redirect - 1);
+            self.see_with(next_url, Some(&from), max_redirect - 1, depth);
         } else {
             self.log.error(format_args!(
                 "redirect limit reached for {next_url} from {url}"
@@ -388,41 +545,70 @@ impl Crawler {
     // ANCHOR_END: url_allowed
 
     // ANCHOR: add_url
-    /// A URL the crawl has come across, in a page (`from`) or as a root.
-    /// The first time it is seen it is queued, or skipped with its reason;
-    /// after that, nothing happens: every URL is accounted for once.
-    /// `max_pages` counts the URLs queued, roots included.
-    fn see(&self, url: Url, from: Option<&Rc<str>>) {
-        self.see_with(url, from, self.config.max_redirect);
+    /// A URL the crawl has come across, in a page (`from`) or as a root,
+    /// `depth` links from a root. The first time it is seen it is queued,
+    /// or skipped with its reason; after that, nothing happens (but for
+    /// `--max-depth`, where a shorter path may still move it up): every
+    /// URL is accounted for once. `max_pages` counts the URLs queued,
+    /// roots included.
+    fn see(&self, url: Url, from: Option<&Rc<str>>, depth: u32) {
+        self.see_with(url, from, self.config.max_redirect, depth);
     }
 
-    fn see_with(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32) {
-        if !self.seen_urls.borrow_mut().insert(url.as_str().into()) {
-            return;
-        }
-        let full = self
+    fn see_with(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, depth: u32) {
+        let from = if self.seen_urls.borrow_mut().insert(url.as_str().into()) {
+            // A root is fetched whatever the rules say: the user asked for it.
+            let refused = from.and_then(|_| self.refusal(&url));
+            if let Some(reason) = refused.or_else(|| self.polite.robots_refusal(&url)) {
+                return self.skip(url, reason, from.map(|f| f.to_string()));
+            }
+            if let Some(limit) = &self.depth
+                && limit.borrow_mut().set_aside(url.as_str(), depth, from)
+            {
+                return self.log.debug(format_args!("{url} is too deep, for now"));
+            }
+            from.cloned()
+        } else {
+            // Seen before: with --max-depth, a shorter path may matter.
+            let Some(limit) = &self.depth else { return };
+            let again = limit.borrow_mut().seen_again(url.as_str(), depth);
+            match again {
+                SeenAgain::Nothing => return,
+                SeenAgain::Release(work) => {
+                    self.q.put_nowait(work);
+                    return self.finish_one();
+                }
+                SeenAgain::ComeBack(first_from) => first_from,
+            }
+        };
+        if self
             .config
             .max_pages
-            .is_some_and(|max| self.queued.get() >= max);
-        // A root is fetched whatever the rules say: the user asked for it.
-        let refused = from.and_then(|_| self.refusal(&url));
-        let reason = refused.or(full.then_some(SkipReason::MaxPages));
-        if let Some(reason) = reason {
-            self.log
-                .debug(format_args!("skipping {url}: {}", reason.name()));
-            return self.record_skip(Skipped {
-                url: url.into(),
-                reason,
-                from: from.map(|f| f.to_string()),
-            });
+            .is_some_and(|max| self.queued.get() >= max)
+        {
+            return self.skip(url, SkipReason::MaxPages, from.map(|f| f.to_string()));
         }
         self.log.debug(format_args!("adding {url} {max_redirect}"));
+        if let Some(limit) = &self.depth {
+            limit.borrow_mut().add(url.as_str(), depth);
+        }
         self.traps.admit(&url);
         self.queued.set(self.queued.get() + 1);
         self.q.put_nowait(Work {
             url,
             max_redirect,
-            from: from.cloned(),
+            from,
+            depth,
+        });
+    }
+
+    fn skip(&self, url: Url, reason: SkipReason, from: Option<String>) {
+        self.log
+            .debug(format_args!("skipping {url}: {}", reason.name()));
+        self.record_skip(Skipped {
+            url: url.into(),
+            reason,
+            from,
         });
     }
     // ANCHOR_END: add_url
@@ -430,7 +616,7 @@ impl Crawler {
     /// After an interrupt: what the workers were fetching and what was
     /// still queued, each named as interrupted, so that the report still
     /// accounts for every URL seen.
-    fn skip_unfinished(&self) {
+    fn skip_unfinished(&self, parked: Vec<Work>) {
         let in_flight: Vec<Work> = self
             .current
             .borrow_mut()
@@ -438,7 +624,7 @@ impl Crawler {
             .flat_map(Option::take)
             .collect();
         let queued = std::iter::from_fn(|| self.q.get_nowait());
-        for work in in_flight.into_iter().chain(queued) {
+        for work in in_flight.into_iter().chain(parked).chain(queued) {
             self.record_skip(Skipped {
                 url: work.url.into(),
                 reason: SkipReason::Interrupted,
@@ -522,6 +708,12 @@ impl Crawler {
     /// The settings.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// What each origin's robots.txt came to, in the order they were
+    /// fetched.
+    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
+        self.polite.robots_outcomes()
     }
 
     /// URLs queued and not yet taken by a worker.

@@ -4,6 +4,7 @@
 //! | module | what it holds | the chapter's counterpart |
 //! |---|---|---|
 //! | [`crawling`] | `Crawler`: the queue, the workers, `fetch`, redirects, retries | `crawling.py` |
+//! | [`depth`] | `--max-depth`, exact under concurrency: level by level | (ours) |
 //! | [`host`] | strict and lenient host rules | `Crawler.host_okay` |
 //! | [`http`] | an HTTP/1.1 client with a keep-alive pool and TLS (rustls) | aiohttp's `ClientSession` |
 //! | [`charset`] | which encoding a page is in | aiohttp's `response.text()` |
@@ -11,6 +12,8 @@
 //! | [`scanner`] | finding hrefs without a general tokenizer | the chapter's link regex, done right |
 //! | [`stats`] | `FetchStatistic` | the namedtuple of that name |
 //! | [`traps`] | URL length, path repetition and query variants: ends crawler traps | (ours) |
+//! | [`politeness`] | per-host limits, delays and robots.txt verdicts, without head-of-line blocking | (ours) |
+//! | [`robots_fetch`] | fetching robots.txt, and what each answer means | (ours) |
 //! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
@@ -21,13 +24,17 @@ pub mod charset;
 pub mod cli;
 pub mod config;
 pub mod crawling;
+pub mod depth;
 pub mod host;
 pub mod http;
 pub mod interrupt;
 pub mod logging;
 pub mod parsing;
+pub mod politeness;
 pub mod progress;
 pub mod reporting;
+pub mod robots;
+pub mod robots_fetch;
 pub mod scanner;
 pub mod skipped;
 pub mod stats;

@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::crawling::{Crawler, Outcome};
+use crate::politeness::RobotsOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 
@@ -51,6 +52,8 @@ pub struct Summary {
     pub connections: u64,
     /// Counts by kind (`html`, `fail_timeout`, `skipped_off-host`...).
     pub counters: Counters,
+    /// What each origin's robots.txt came to (none with --ignore-robots).
+    pub robots: Vec<RobotsOutcome>,
 }
 
 /// The four kinds of report line.
@@ -164,6 +167,7 @@ pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
         interrupted: outcome == Outcome::Interrupted,
         connections: crawler.connections_opened(),
         counters,
+        robots: crawler.robots_outcomes(),
     }
 }
 
@@ -204,6 +208,9 @@ pub fn report(
         }
     }
     let s = summary(crawler, outcome);
+    for robots in &s.robots {
+        writeln!(out, "robots.txt of {robots}")?;
+    }
     writeln!(
         out,
         "Finished {} urls in {:.3} secs (max_tasks={}) ({:.3} urls/sec/task)",

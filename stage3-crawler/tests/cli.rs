@@ -110,6 +110,9 @@ fn the_text_report_follows_the_chapters_layout() {
     // The target links to `/` and two static files, all --exclude'd:
     // counted, and listed only with -v.
     assert_eq!(lines[4], "Skipped (excluded): 3 urls");
+    // Each origin's robots.txt: the demo site has none.
+    assert_eq!(lines[5], format!("robots.txt of {base}: 404: no rules"));
+    let lines = [&lines[..5], &lines[6..]].concat();
     let finished = Regex::new(
         r"^Finished 3 urls in \d+\.\d{3} secs \(max_tasks=100\) \(\d+\.\d{3} urls/sec/task\)$",
     )

@@ -169,6 +169,8 @@ fn interrupt_twice(addr: SocketAddr, requests: &mpsc::Receiver<String>) -> (Opti
             "-q",
             "--progress",
             "never",
+            // This site never answers anything else, robots.txt included.
+            "--ignore-robots",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -53,7 +53,14 @@ pub struct ClientConfig {
     pub max_idle: usize,
     /// Roots trusted for https besides the bundled ones (`--ca-file`).
     pub ca_certs: Vec<CertificateDer<'static>>,
+    /// The `User-Agent` header; its product token (up to the first `/`)
+    /// is the name robots.txt groups are matched against.
+    pub user_agent: String,
 }
+
+/// The User-Agent sent unless `--user-agent` says otherwise: the crawler's
+/// name and version.
+pub const DEFAULT_USER_AGENT: &str = concat!("stage3-crawler/", env!("CARGO_PKG_VERSION"));
 
 impl Default for ClientConfig {
     fn default() -> Self {
@@ -66,6 +73,7 @@ impl Default for ClientConfig {
             resolve: HashMap::new(),
             max_idle: 100,
             ca_certs: Vec::new(),
+            user_agent: DEFAULT_USER_AGENT.to_string(),
         }
     }
 }
@@ -107,7 +115,7 @@ impl Client {
 
     async fn attempt(&self, url: &Url) -> Result<Response, FetchError> {
         let origin = origin(url)?;
-        let request = request(url);
+        let request = request(url, &self.config.user_agent);
         // A pooled connection the server closed a moment ago fails before a
         // single byte of the response arrives. That is not the URL's fault:
         // try once more on a new connection, as browsers do. Only then: a
@@ -263,17 +271,16 @@ fn origin(url: &Url) -> Result<Origin, FetchError> {
 /// The request bytes. The target is the path and query; the fragment never
 /// leaves the client. `Host` carries the port only when it is not the
 /// default, as browsers send it.
-fn request(url: &Url) -> Vec<u8> {
+fn request(url: &Url, user_agent: &str) -> Vec<u8> {
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
     format!(
         "GET {target} HTTP/1.1\r\n\
          Host: {host}\r\n\
-         User-Agent: stage3-crawler/{}\r\n\
+         User-Agent: {user_agent}\r\n\
          Accept: */*\r\n\
          Accept-Encoding: identity\r\n\
-         \r\n",
-        env!("CARGO_PKG_VERSION")
+         \r\n"
     )
     .into_bytes()
 }
@@ -287,13 +294,13 @@ mod tests {
         let url = Url::parse("http://Example.COM:8080/a/b?x=1#frag").unwrap();
         let o = origin(&url).unwrap();
         assert_eq!((o.host.as_str(), o.port), ("example.com", 8080));
-        let text = String::from_utf8(request(&url)).unwrap();
+        let text = String::from_utf8(request(&url, DEFAULT_USER_AGENT)).unwrap();
         assert!(
             text.starts_with("GET /a/b?x=1 HTTP/1.1\r\nHost: example.com:8080\r\n"),
             "{text}"
         );
         let url = Url::parse("http://example.com").unwrap();
-        let text = String::from_utf8(request(&url)).unwrap();
+        let text = String::from_utf8(request(&url, DEFAULT_USER_AGENT)).unwrap();
         assert!(
             text.starts_with("GET / HTTP/1.1\r\nHost: example.com\r\n"),
             "{text}"

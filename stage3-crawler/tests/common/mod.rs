@@ -8,8 +8,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use demo_site::DemoSite;
+
+pub mod static_site;
 use stage3_crawler::http::ClientConfig;
 use stage3_crawler::logging::{Level, LogLine};
+use stage3_crawler::politeness::RobotsOutcome;
 use stage3_crawler::{Config, Crawler, FetchStatistic, Outcome, Skipped};
 use url::Url;
 
@@ -47,6 +50,8 @@ pub struct Crawl {
     pub skipped: Vec<Skipped>,
     /// Every URL seen.
     pub seen: usize,
+    /// What each origin's robots.txt came to.
+    pub robots: Vec<RobotsOutcome>,
 }
 
 impl Crawl {
@@ -79,7 +84,12 @@ pub fn crawl(roots: &[String], config: Config) -> Crawl {
     let runtime = runtime::Runtime::new().unwrap();
     let crawler = Rc::new(Crawler::new(roots, config).unwrap());
     crawler.capture_log();
-    let outcome = runtime.block_on(crawler.crawl()).unwrap();
+    // A crawl that never ends is a failed test, not a hung one.
+    let bounded = runtime::timeout(Duration::from_secs(120), crawler.crawl());
+    let outcome = runtime
+        .block_on(bounded)
+        .unwrap()
+        .expect("the crawl did not end within two minutes");
     Crawl {
         outcome,
         stats: crawler.done().clone(),
@@ -88,6 +98,7 @@ pub fn crawl(roots: &[String], config: Config) -> Crawl {
         any_root_fetched: crawler.any_root_fetched(),
         skipped: crawler.skipped().clone(),
         seen: crawler.seen(),
+        robots: crawler.robots_outcomes(),
     }
 }
 

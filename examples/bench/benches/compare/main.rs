@@ -345,6 +345,11 @@ fn crawl_rows(
                             root.as_str(),
                             "--max-tasks",
                             &max_tasks,
+                            // Like with like: the comparators neither read
+                            // robots.txt nor cap a host below max_tasks.
+                            "--per-host",
+                            &max_tasks,
+                            "--ignore-robots",
                             "--report",
                             "json",
                             "--progress",

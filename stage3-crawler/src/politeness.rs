@@ -1,0 +1,448 @@
+//! Per-host limits: how many requests one host gets at once, how far apart
+//! they start, and the robots.txt verdicts that come with them.
+//!
+//! The chapter's crawler has one FIFO queue and `max_tasks` workers; pointed
+//! at one site, that is a hundred requests at once to one server. A polite
+//! crawler caps each host at `--per-host` requests and spaces their starts
+//! by `--delay` (or the site's Crawl-delay). The obvious way, a semaphore
+//! per host that a worker acquires after `get`, head-of-line blocks: a
+//! worker holding a URL of a busy host waits, and so does every URL of an
+//! idle host behind it, until all the workers wait on the one busy host.
+//!
+//! So a worker never waits on a host. When its URL's host is busy it
+//! *parks* the URL with the host and goes back to the queue for another.
+//! A parked URL stays unfinished in the joinable queue (its `task_done` is
+//! deferred), so `join` cannot mistake a crawl with parked URLs for a
+//! finished one. A parked URL leaves its host's line in one of two ways:
+//! the worker whose fetch of that host just ended takes it on the spot, or,
+//! when only the delay holds it back, a timer puts it back on the queue
+//! when the delay is over.
+//!
+//! robots.txt is per origin (scheme, host and port): the first worker to
+//! meet an origin fetches its robots.txt, and URLs of that origin that
+//! arrive meanwhile park until the verdict is in.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use runtime::{JoinHandle, Queue};
+use serde::{Serialize, Serializer};
+use url::Url;
+
+use crate::crawling::Work;
+use crate::robots::Robots;
+use crate::skipped::SkipReason;
+use crate::stats::Exception;
+
+/// The settings: `--per-host`, `--delay`, `--max-crawl-delay`, and whether
+/// robots.txt is obeyed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoliteConfig {
+    /// Requests in flight to one host at most. Default 8, as Scrapy's
+    /// `CONCURRENT_REQUESTS_PER_DOMAIN`.
+    pub per_host: usize,
+    /// The least time between the starts of two requests to one host.
+    pub delay: Duration,
+    /// A robots.txt Crawl-delay above this is cut to it. Default 30 s.
+    pub max_crawl_delay: Duration,
+    /// Fetch and obey robots.txt.
+    pub robots: bool,
+}
+
+impl Default for PoliteConfig {
+    /// No robots.txt and no per-host cap: the chapter's crawler, for unit
+    /// tests and library users. The command line's defaults are polite.
+    fn default() -> Self {
+        PoliteConfig {
+            per_host: usize::MAX,
+            delay: Duration::ZERO,
+            max_crawl_delay: Duration::from_secs(30),
+            robots: false,
+        }
+    }
+}
+
+/// A host as the per-host limits count it: name (or address) and port.
+/// `http://h/` and `https://h/` on one port are one server.
+pub type HostKey = (Box<str>, u16);
+
+/// The host key of `url`; `None` for a URL without a host.
+pub fn host_key(url: &Url) -> Option<HostKey> {
+    Some((url.host_str()?.into(), url.port_or_known_default()?))
+}
+
+/// An origin as robots.txt covers it: `https://h:8443`.
+fn origin_key(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// What robots.txt said for one origin, for the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RobotsOutcome {
+    /// `https://h:8443`.
+    pub origin: String,
+    /// The final status of the robots.txt fetch, after redirects; `None`
+    /// when no response came.
+    pub status: Option<u16>,
+    /// What the crawl made of it, in words: "3 rules", "no robots.txt: no
+    /// rules", "5xx: complete disallow", "unreachable: ...".
+    pub verdict: String,
+    /// The rules that apply to us.
+    pub rules: usize,
+    /// The Crawl-delay asked for, before the cap (in JSON, seconds).
+    #[serde(serialize_with = "seconds")]
+    pub crawl_delay: Option<Duration>,
+    /// Whether the Crawl-delay was cut to `--max-crawl-delay`.
+    pub capped: bool,
+}
+
+impl fmt::Display for RobotsOutcome {
+    /// `http://h:8000: 2 rules, Crawl-delay 5s` (and ", capped" if it was).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.origin, self.verdict)?;
+        if let Some(delay) = self.crawl_delay {
+            write!(f, ", Crawl-delay {}s", delay.as_secs_f64())?;
+            if self.capped {
+                f.write_str(" (capped by --max-crawl-delay)")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn seconds<S: Serializer>(delay: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match delay {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+/// How one origin's robots.txt stands.
+enum RobotsState {
+    /// Being fetched; these URLs wait for the verdict.
+    Fetching(Vec<Work>),
+    /// The rules to obey.
+    Known(Rc<Robots>),
+    /// robots.txt could not be fetched at all: every URL of the origin
+    /// fails with this, so the real error stays visible.
+    Unreachable(Exception),
+}
+
+/// One host's line.
+struct HostSlot {
+    /// Requests started and not finished.
+    active: usize,
+    /// No request may start before this.
+    next_start: Option<Instant>,
+    /// The gap between starts: `--delay`, or the Crawl-delay if longer.
+    delay: Duration,
+    /// URLs waiting for this host, oldest first. Each is unfinished in the
+    /// queue: its `task_done` comes when it has been fetched.
+    parked: VecDeque<Work>,
+    /// The task that puts the first parked URL back on the queue when the
+    /// delay is over.
+    timer: Option<JoinHandle<()>>,
+}
+
+/// What a worker does with the URL it took from the queue.
+#[derive(Debug)]
+pub enum Admission {
+    /// Fetch it now: a slot of its host is taken; call
+    /// [`Politeness::finish`] after.
+    Fetch(Work),
+    /// Fetch robots.txt for this origin first (the worker has become its
+    /// fetcher), then call [`Politeness::robots_known`] or
+    /// [`Politeness::robots_unreachable`], and admit the URL again.
+    FetchRobots(Work, Url),
+    /// Parked: leave it, and do not call `task_done` for it.
+    Parked,
+    /// Not to be fetched: robots.txt disallows it.
+    Skip(Work, SkipReason),
+    /// Its origin's robots.txt was unreachable: fail it with that error.
+    Fail(Work, Exception),
+}
+
+/// The robots.txt gate lets a URL on to its host, or decides for it.
+enum Gate {
+    Pass(Work),
+    Stop(Admission),
+}
+
+// ANCHOR: politeness
+/// The per-host state of a crawl. It shares the crawl's queue, to put
+/// parked URLs back on it.
+pub struct Politeness {
+    config: PoliteConfig,
+    queue: Queue<Work>,
+    state: Rc<RefCell<State>>,
+}
+
+#[derive(Default)]
+struct State {
+    hosts: HashMap<HostKey, HostSlot>,
+    robots: HashMap<String, RobotsState>,
+    outcomes: Vec<RobotsOutcome>,
+}
+// ANCHOR_END: politeness
+
+impl Politeness {
+    /// The per-host state for a crawl whose queue is `queue`.
+    pub fn new(config: PoliteConfig, queue: Queue<Work>) -> Politeness {
+        Politeness {
+            config,
+            queue,
+            state: Rc::new(RefCell::new(State::default())),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &PoliteConfig {
+        &self.config
+    }
+
+    /// What robots.txt already says about `url`, if its origin's file is
+    /// known: `Some(Robots)` if it is disallowed. Used when a link is seen,
+    /// so that a disallowed URL is never queued.
+    pub fn robots_refusal(&self, url: &Url) -> Option<SkipReason> {
+        if !self.config.robots {
+            return None;
+        }
+        match self.state.borrow().robots.get(&origin_key(url)) {
+            Some(RobotsState::Known(robots)) if !robots.is_allowed(url) => Some(SkipReason::Robots),
+            _ => None,
+        }
+    }
+
+    // ANCHOR: admit
+    /// Decides what happens to a URL a worker took from the queue.
+    pub fn admit(&self, work: Work) -> Admission {
+        if !self.config.robots {
+            return self.host_gate(work);
+        }
+        match self.robots_gate(work) {
+            Gate::Pass(work) => self.host_gate(work),
+            Gate::Stop(admission) => admission,
+        }
+    }
+
+    /// robots.txt first: unknown origin, fetch it; being fetched, wait.
+    fn robots_gate(&self, work: Work) -> Gate {
+        let mut state = self.state.borrow_mut();
+        let origin = origin_key(&work.url);
+        match state.robots.get_mut(&origin) {
+            None => {
+                state
+                    .robots
+                    .insert(origin, RobotsState::Fetching(Vec::new()));
+                let mut robots_url = work.url.clone();
+                robots_url.set_path("/robots.txt");
+                robots_url.set_query(None);
+                Gate::Stop(Admission::FetchRobots(work, robots_url))
+            }
+            Some(RobotsState::Fetching(waiting)) => {
+                waiting.push(work);
+                Gate::Stop(Admission::Parked)
+            }
+            Some(RobotsState::Known(robots)) if !robots.is_allowed(&work.url) => {
+                Gate::Stop(Admission::Skip(work, SkipReason::Robots))
+            }
+            Some(RobotsState::Known(_)) => Gate::Pass(work),
+            Some(RobotsState::Unreachable(e)) => Gate::Stop(Admission::Fail(work, e.clone())),
+        }
+    }
+
+    /// Then the host's slots and its delay. A host's URLs start in the
+    /// order they arrived: if some are parked, the oldest goes, and this
+    /// one joins the end of the line.
+    fn host_gate(&self, work: Work) -> Admission {
+        let Some(key) = host_key(&work.url) else {
+            // No host: the client will refuse it with a clear error.
+            return Admission::Fetch(work);
+        };
+        let now = runtime::now();
+        let mut state = self.state.borrow_mut();
+        let slot = state
+            .hosts
+            .entry(key.clone())
+            .or_insert_with(|| HostSlot::new(self.config.delay));
+        if slot.active >= self.config.per_host || slot.waiting_for_delay(now) {
+            slot.parked.push_back(work);
+            self.arm_timer(&key, slot, now);
+            return Admission::Parked;
+        }
+        let work = match slot.parked.pop_front() {
+            Some(oldest) => {
+                slot.parked.push_back(work);
+                oldest
+            }
+            None => work,
+        };
+        slot.start(now);
+        // The line behind it now waits for the delay: wake it when that is over.
+        if !slot.parked.is_empty() {
+            self.arm_timer(&key, slot, now);
+        }
+        Admission::Fetch(work)
+    }
+    // ANCHOR_END: admit
+
+    // ANCHOR: finish
+    /// A fetch of `url` has ended: its slot is free. Returns the next
+    /// parked URL of that host if it may start now; the worker fetches it
+    /// at once, without a trip through the queue.
+    pub fn finish(&self, url: &Url) -> Option<Work> {
+        let key = host_key(url)?;
+        let now = runtime::now();
+        let mut state = self.state.borrow_mut();
+        let slot = state.hosts.get_mut(&key)?;
+        slot.active = slot.active.saturating_sub(1);
+        if slot.parked.is_empty() {
+            return None;
+        }
+        if slot.waiting_for_delay(now) {
+            self.arm_timer(&key, slot, now);
+            return None;
+        }
+        let next = slot.parked.pop_front()?;
+        slot.start(now);
+        Some(next)
+    }
+    // ANCHOR_END: finish
+
+    // ANCHOR: arm_timer
+    /// When only the delay holds a host's line back (a slot is free), a
+    /// timer puts its oldest parked URL back on the queue when the delay is
+    /// over. One timer per host at most. The URL is put before its earlier
+    /// `task_done`, so the queue's count of unfinished work never dips to
+    /// zero on the way.
+    fn arm_timer(&self, key: &HostKey, slot: &mut HostSlot, now: Instant) {
+        let armed = slot.timer.as_ref().is_some_and(|t| !t.is_finished());
+        if armed || slot.active >= self.config.per_host {
+            return;
+        }
+        let Some(at) = slot.next_start.filter(|&at| at > now) else {
+            return;
+        };
+        let (state, queue, key) = (Rc::clone(&self.state), self.queue.clone(), key.clone());
+        slot.timer = Some(runtime::spawn(async move {
+            runtime::sleep_until(at).await;
+            let work = state
+                .borrow_mut()
+                .hosts
+                .get_mut(&key)
+                .and_then(|slot| slot.parked.pop_front());
+            if let Some(work) = work {
+                queue.put_nowait(work);
+                // The put above is the URL's new place in the queue; this
+                // ends its old one.
+                let _ = queue.task_done();
+            }
+        }));
+    }
+    // ANCHOR_END: arm_timer
+
+    /// The worker that fetched `origin`'s robots.txt reports the rules. The
+    /// URLs that waited go back on the queue (or are skipped, if the rules
+    /// refuse them, by the worker that takes them). A Crawl-delay, cut to
+    /// `--max-crawl-delay`, becomes the host's delay if it is longer than
+    /// `--delay`, counted from now: the robots.txt request was a request.
+    pub fn robots_known(&self, url: &Url, robots: Robots, mut outcome: RobotsOutcome) {
+        let asked = robots.crawl_delay();
+        let delay = asked.map(|d| d.min(self.config.max_crawl_delay));
+        outcome.crawl_delay = asked;
+        outcome.capped = asked.is_some_and(|d| d > self.config.max_crawl_delay);
+        outcome.rules = robots.rule_count();
+        if let (Some(delay), Some(key)) = (delay, host_key(url)) {
+            let mut state = self.state.borrow_mut();
+            let slot = state
+                .hosts
+                .entry(key)
+                .or_insert_with(|| HostSlot::new(self.config.delay));
+            slot.delay = slot.delay.max(delay);
+            let now = runtime::now();
+            slot.next_start = Some(runtime::saturating_add(now, slot.delay));
+        }
+        self.settle(url, RobotsState::Known(Rc::new(robots)), outcome);
+    }
+
+    /// robots.txt could not be fetched at all (DNS, refused, TLS, timeout):
+    /// the origin's URLs fail with that error.
+    pub fn robots_unreachable(&self, url: &Url, error: Exception, outcome: RobotsOutcome) {
+        self.settle(url, RobotsState::Unreachable(error), outcome);
+    }
+
+    fn settle(&self, url: &Url, verdict: RobotsState, outcome: RobotsOutcome) {
+        let waiting = {
+            let mut state = self.state.borrow_mut();
+            state.outcomes.push(outcome);
+            match state.robots.insert(origin_key(url), verdict) {
+                Some(RobotsState::Fetching(waiting)) => waiting,
+                _ => Vec::new(),
+            }
+        };
+        for work in waiting {
+            self.queue.put_nowait(work);
+            let _ = self.queue.task_done();
+        }
+    }
+
+    /// The robots.txt outcomes so far, one per origin, in the order they
+    /// were settled.
+    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
+        self.state.borrow().outcomes.clone()
+    }
+
+    /// Every URL parked with a host or waiting for a robots.txt, taken out:
+    /// what an interrupt leaves unfinished. Stops the timers.
+    pub fn drain(&self) -> Vec<Work> {
+        let mut state = self.state.borrow_mut();
+        let mut drained = Vec::new();
+        for slot in state.hosts.values_mut() {
+            if let Some(timer) = slot.timer.take() {
+                timer.cancel();
+            }
+            drained.extend(slot.parked.drain(..));
+        }
+        for robots in state.robots.values_mut() {
+            if let RobotsState::Fetching(waiting) = robots {
+                drained.append(waiting);
+            }
+        }
+        drained
+    }
+
+    /// Requests in flight to `url`'s host.
+    pub fn active(&self, url: &Url) -> usize {
+        host_key(url)
+            .and_then(|key| self.state.borrow().hosts.get(&key).map(|s| s.active))
+            .unwrap_or(0)
+    }
+}
+
+impl HostSlot {
+    fn new(delay: Duration) -> HostSlot {
+        HostSlot {
+            active: 0,
+            next_start: None,
+            delay,
+            parked: VecDeque::new(),
+            timer: None,
+        }
+    }
+
+    /// Whether the delay since the last start is still running.
+    fn waiting_for_delay(&self, now: Instant) -> bool {
+        self.next_start.is_some_and(|at| now < at)
+    }
+
+    /// A request starts now.
+    fn start(&mut self, now: Instant) {
+        self.active += 1;
+        if !self.delay.is_zero() {
+            self.next_start = Some(runtime::saturating_add(now, self.delay));
+        }
+    }
+}

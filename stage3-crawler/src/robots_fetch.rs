@@ -1,0 +1,131 @@
+//! Fetching one origin's robots.txt, and what each answer means (RFC 9309
+//! §2.3.1): the rules of a 2xx; no rules for a 4xx; complete disallow for
+//! a 5xx; up to five redirects followed. A connection that fails after the
+//! retries is not an answer at all: the origin's URLs then fail with that
+//! error, so the user sees the real cause.
+
+use url::Url;
+
+use crate::http::{Client, FetchError, Response};
+use crate::logging::CrawlLog;
+use crate::politeness::RobotsOutcome;
+use crate::robots::{MAX_ROBOTS_BYTES, Robots};
+use crate::stats::Exception;
+
+/// Redirects followed for a robots.txt, as the RFC asks at least.
+const MAX_ROBOTS_REDIRECTS: usize = 5;
+
+/// What fetching an origin's robots.txt came to.
+#[derive(Debug)]
+pub enum RobotsFetch {
+    /// Rules to obey (perhaps none, perhaps everything disallowed).
+    Known(Robots, RobotsOutcome),
+    /// No answer: every URL of the origin fails with this.
+    Unreachable(Exception, RobotsOutcome),
+}
+
+// ANCHOR: fetch_robots
+/// Fetches `robots_url` for the crawler whose product token is `token`,
+/// trying network errors up to `max_tries` times, as pages are.
+pub async fn fetch_robots(
+    client: &Client,
+    robots_url: Url,
+    token: &str,
+    max_tries: u32,
+    log: &CrawlLog,
+) -> RobotsFetch {
+    let origin = robots_url.origin().ascii_serialization();
+    let mut url = robots_url;
+    for _ in 0..=MAX_ROBOTS_REDIRECTS {
+        let response = match get_with_retries(client, &url, max_tries, log).await {
+            Ok(response) => response,
+            // Over the size cap: a response came, but not one we can read
+            // rules from. The RFC treats an unparsable file as no rules.
+            Err(FetchError::TooLarge { status, .. }) => {
+                let verdict = "too large to read: no rules".to_string();
+                return known(Robots::allow_all(), &origin, Some(status), verdict);
+            }
+            Err(error) => {
+                let exception = error.to_exception();
+                let verdict = format!("unreachable: {}", exception.message);
+                return RobotsFetch::Unreachable(exception, outcome(&origin, None, verdict));
+            }
+        };
+        match response.status {
+            200..=299 => return parsed(&response, token, &origin),
+            300..=399 => match redirect_target(&url, &response) {
+                Some(next) => url = next,
+                None => return no_file(&origin, response.status),
+            },
+            500..=599 => {
+                let verdict = format!("{}: complete disallow", response.status);
+                return known(
+                    Robots::disallow_all(),
+                    &origin,
+                    Some(response.status),
+                    verdict,
+                );
+            }
+            // 4xx, and statuses the RFC does not name: no rules.
+            status => return no_file(&origin, status),
+        }
+    }
+    log.warn(format_args!(
+        "{origin}/robots.txt: more than {MAX_ROBOTS_REDIRECTS} redirects"
+    ));
+    let verdict = "too many redirects: no rules".to_string();
+    known(Robots::allow_all(), &origin, None, verdict)
+}
+// ANCHOR_END: fetch_robots
+
+async fn get_with_retries(
+    client: &Client,
+    url: &Url,
+    max_tries: u32,
+    log: &CrawlLog,
+) -> Result<Response, FetchError> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match client.get(url).await {
+            Err(error) if error.is_retryable() && tries < max_tries => {
+                log.info(format_args!("try {tries} for {url} raised {error}"));
+            }
+            result => return result,
+        }
+    }
+}
+
+fn parsed(response: &Response, token: &str, origin: &str) -> RobotsFetch {
+    let body = &response.body[..response.body.len().min(MAX_ROBOTS_BYTES)];
+    let robots = Robots::parse(body, token);
+    let verdict = match robots.rule_count() {
+        1 => "1 rule".to_string(),
+        n => format!("{n} rules"),
+    };
+    known(robots, origin, Some(response.status), verdict)
+}
+
+fn no_file(origin: &str, status: u16) -> RobotsFetch {
+    let verdict = format!("{status}: no rules");
+    known(Robots::allow_all(), origin, Some(status), verdict)
+}
+
+fn redirect_target(url: &Url, response: &Response) -> Option<Url> {
+    url.join(response.header("location")?.trim()).ok()
+}
+
+fn known(robots: Robots, origin: &str, status: Option<u16>, verdict: String) -> RobotsFetch {
+    RobotsFetch::Known(robots, outcome(origin, status, verdict))
+}
+
+fn outcome(origin: &str, status: Option<u16>, verdict: String) -> RobotsOutcome {
+    RobotsOutcome {
+        origin: origin.to_string(),
+        status,
+        verdict,
+        rules: 0,
+        crawl_delay: None,
+        capped: false,
+    }
+}
