@@ -447,6 +447,7 @@ impl Crawler {
             encoding: None,
             num_urls: 0,
             num_new_urls: 0,
+            wire_size: response.wire_size,
         });
         if max_redirect > 0 {
             if !self.seen_urls.borrow().contains(next_url.as_str()) {
@@ -480,6 +481,7 @@ impl Crawler {
             encoding: header_charset.as_deref().map(str::to_ascii_lowercase),
             num_urls: 0,
             num_new_urls: 0,
+            wire_size: response.wire_size,
         };
         let markup = stat.content_type.as_deref().is_some_and(is_markup);
         if response.status != 200 || !markup {

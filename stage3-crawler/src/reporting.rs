@@ -298,6 +298,7 @@ mod tests {
             encoding: Some("utf-8".into()),
             num_urls: 3,
             num_new_urls: 2,
+            wire_size: 10,
         }
     }
 
@@ -381,7 +382,7 @@ mod tests {
         );
         assert_eq!(
             json_line(&failed),
-            r#"{"url":"http://h/f","next_url":null,"status":null,"exception":"gone","size":0,"content_type":null,"encoding":null,"num_urls":0,"num_new_urls":0}"#
+            r#"{"url":"http://h/f","next_url":null,"status":null,"exception":"gone","size":0,"content_type":null,"encoding":null,"num_urls":0,"num_new_urls":0,"wire_size":0}"#
         );
     }
 

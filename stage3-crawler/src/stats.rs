@@ -43,7 +43,8 @@ pub struct FetchStatistic {
     pub status: Option<u16>,
     /// Why the fetch failed, if it did.
     pub exception: Option<Exception>,
-    /// Body bytes received (after de-chunking).
+    /// Body bytes, decoded: after de-chunking and undoing any
+    /// Content-Encoding.
     pub size: u64,
     /// The media type as the server sent it, without parameters.
     pub content_type: Option<String>,
@@ -54,6 +55,9 @@ pub struct FetchStatistic {
     pub num_urls: usize,
     /// Of those, the ones it had not seen before.
     pub num_new_urls: usize,
+    /// Body bytes as received (de-chunked, still compressed): `size` when
+    /// the server did not compress.
+    pub wire_size: u64,
 }
 // ANCHOR_END: fetch_statistic
 
@@ -70,6 +74,7 @@ impl FetchStatistic {
             encoding: None,
             num_urls: 0,
             num_new_urls: 0,
+            wire_size: 0,
         }
     }
 

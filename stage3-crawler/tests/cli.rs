@@ -167,6 +167,7 @@ fn the_json_report_is_one_object_per_url_then_a_summary() {
         "encoding",
         "num_urls",
         "num_new_urls",
+        "wire_size",
     ];
     let (stats, skipped): (Vec<_>, Vec<_>) = lines[..6]
         .iter()

@@ -25,6 +25,7 @@ fn redirect(site: &DemoSite, path: &str, status: u16, next: &str) -> FetchStatis
         encoding: None,
         num_urls: 0,
         num_new_urls: 0,
+        wire_size: size(site, path),
     }
 }
 
@@ -39,6 +40,7 @@ fn page(site: &DemoSite, path: &str, num_urls: usize, num_new_urls: usize) -> Fe
         encoding: Some("utf-8".into()),
         num_urls,
         num_new_urls,
+        wire_size: size(site, path),
     }
 }
 

@@ -122,6 +122,7 @@ fn a_full_crawl_over_tls_finds_exactly_the_expected_urls() {
             encoding: None,
             num_urls: 0,
             num_new_urls: 0,
+            wire_size: common::size(&site, "/"),
         }
     );
 }

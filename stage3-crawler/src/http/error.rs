@@ -41,8 +41,15 @@ pub enum FetchError {
     Malformed(String),
     /// The server closed the connection before the response was complete.
     Truncated(String),
-    /// The body is larger than `--max-body`; reading stopped there.
+    /// The body can not be decoded: a Content-Encoding we do not speak,
+    /// or a corrupt stream.
+    Decode(String),
+    /// The body is larger than `--max-body`, as received or decoded;
+    /// reading (or decoding) stopped there.
     TooLarge {
+        /// Whether it was the decoded body that passed the limit (a
+        /// compression bomb, perhaps) rather than the bytes received.
+        decoded: bool,
         /// The `--max-body` limit.
         limit: u64,
         /// The response's status.
@@ -63,6 +70,7 @@ impl FetchError {
             FetchError::Unsupported(_)
                 | FetchError::InvalidUrl(_)
                 | FetchError::Certificate(_)
+                | FetchError::Decode(_)
                 | FetchError::TooLarge { .. }
         )
     }
@@ -94,6 +102,7 @@ impl FetchError {
             FetchError::Closed => "closed",
             FetchError::Malformed(_) => "malformed",
             FetchError::Truncated(_) => "truncated",
+            FetchError::Decode(_) => "decode",
             FetchError::TooLarge { .. } => "too_large",
         }
     }
@@ -118,7 +127,8 @@ impl fmt::Display for FetchError {
             | FetchError::Tls(msg)
             | FetchError::Io(msg)
             | FetchError::Malformed(msg)
-            | FetchError::Truncated(msg) => f.write_str(msg),
+            | FetchError::Truncated(msg)
+            | FetchError::Decode(msg) => f.write_str(msg),
             FetchError::ConnectTimeout(d) => write!(f, "connect timed out after {d:?}"),
             FetchError::HandshakeTimeout(d) => write!(f, "TLS handshake timed out after {d:?}"),
             FetchError::ReadTimeout(d) => write!(f, "read timed out after {d:?}"),
@@ -127,9 +137,20 @@ impl fmt::Display for FetchError {
                 "fetch timed out after {d:?}: the server was still sending (--fetch-timeout)"
             ),
             FetchError::Closed => f.write_str("connection closed before the response"),
-            FetchError::TooLarge { limit, .. } => {
-                write!(f, "body larger than the {limit}-byte limit (--max-body)")
-            }
+            FetchError::TooLarge {
+                decoded: false,
+                limit,
+                ..
+            } => write!(f, "body larger than the {limit}-byte limit (--max-body)"),
+            FetchError::TooLarge {
+                decoded: true,
+                limit,
+                ..
+            } => write!(
+                f,
+                "decoded body larger than the {limit}-byte limit (--max-body): \
+                 a compression bomb?"
+            ),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! chapter's does with `allow_redirects=False`.
 
 mod conn;
+mod decode;
 mod error;
 mod pool;
 mod response;
@@ -27,6 +28,7 @@ use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
 use conn::Connection;
+pub use decode::{ACCEPT_ENCODING, DecodeError, decode_body};
 pub use error::FetchError;
 use pool::{Origin, Pool};
 pub use response::Response;
@@ -108,9 +110,10 @@ impl Client {
     /// one byte a second cannot hold a worker forever.
     pub async fn get(&self, url: &Url) -> Result<Response, FetchError> {
         let limit = self.config.fetch_timeout;
-        timeout(limit, self.attempt(url))
+        let response = timeout(limit, self.attempt(url))
             .await
-            .unwrap_or(Err(FetchError::FetchTimeout(limit)))
+            .unwrap_or(Err(FetchError::FetchTimeout(limit)))?;
+        decoded(response, self.config.max_body)
     }
 
     async fn attempt(&self, url: &Url) -> Result<Response, FetchError> {
@@ -268,6 +271,27 @@ fn origin(url: &Url) -> Result<Origin, FetchError> {
     })
 }
 
+// ANCHOR: decoded
+/// The response with its Content-Encoding undone, within `max_body`.
+fn decoded(mut response: Response, max_body: u64) -> Result<Response, FetchError> {
+    let coding = response.header("content-encoding").map(str::to_string);
+    let body = std::mem::take(&mut response.body);
+    match decode_body(coding.as_deref(), body, max_body) {
+        Ok(body) => {
+            response.body = body;
+            Ok(response)
+        }
+        Err(DecodeError::TooLarge { limit }) => Err(FetchError::TooLarge {
+            decoded: true,
+            limit,
+            status: response.status,
+            content_type: response.header("content-type").map(str::to_string),
+        }),
+        Err(e) => Err(FetchError::Decode(e.to_string())),
+    }
+}
+// ANCHOR_END: decoded
+
 /// The request bytes. The target is the path and query; the fragment never
 /// leaves the client. `Host` carries the port only when it is not the
 /// default, as browsers send it.
@@ -279,7 +303,7 @@ fn request(url: &Url, user_agent: &str) -> Vec<u8> {
          Host: {host}\r\n\
          User-Agent: {user_agent}\r\n\
          Accept: */*\r\n\
-         Accept-Encoding: identity\r\n\
+         Accept-Encoding: {ACCEPT_ENCODING}\r\n\
          \r\n"
     )
     .into_bytes()

@@ -25,8 +25,11 @@ pub struct Response {
     /// Names as sent; values decoded as Latin-1 would be (bytes above 127
     /// are rare and meaningless in the headers we read).
     pub headers: Vec<(String, String)>,
-    /// The body, de-chunked.
+    /// The body, de-chunked, and once [`Client::get`](super::Client::get)
+    /// returns it, with any Content-Encoding undone.
     pub body: Vec<u8>,
+    /// The body's length as received: de-chunked, but still compressed.
+    pub wire_size: u64,
 }
 
 impl Response {
@@ -99,6 +102,7 @@ pub(crate) async fn read_response(
     };
     let framing = framing(&response)?;
     let too_large = |response: &Response| FetchError::TooLarge {
+        decoded: false,
         limit: max_body,
         status: response.status,
         content_type: response.header("content-type").map(str::to_string),
@@ -114,6 +118,7 @@ pub(crate) async fn read_response(
             .await?
             .ok_or_else(|| too_large(&response))?,
     };
+    response.wire_size = response.body.len() as u64;
     let reusable = framing != Framing::Close && response.keep_alive();
     Ok((response, reusable))
 }
@@ -186,6 +191,7 @@ fn parse_head(conn: &mut Connection) -> Result<Option<Response>, FetchError> {
             .map(|h| (h.name.to_string(), header_text(h.value)))
             .collect(),
         body: Vec::new(),
+        wire_size: 0,
     };
     conn.buf.drain(..len);
     Ok(Some(response))
@@ -387,6 +393,7 @@ mod tests {
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect(),
             body: Vec::new(),
+            wire_size: 0,
         }
     }
 
