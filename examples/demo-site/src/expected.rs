@@ -9,7 +9,7 @@ use std::collections::{HashSet, VecDeque};
 use url::{Position, Url};
 
 use crate::ExpectedUrl;
-use crate::content::{Route, Site};
+use crate::content::{Route, Site, polite};
 
 /// Content types whose bodies a crawler searches for `href`s.
 const MARKUP_TYPES: [&str; 3] = ["text/html", "application/xhtml+xml", "application/xml"];
@@ -48,17 +48,30 @@ fn without_fragment(mut url: Url) -> Url {
     url
 }
 
+/// What the in-memory crawl found.
+pub(crate) struct Found {
+    /// Every URL fetched, sorted.
+    pub found: Vec<ExpectedUrl>,
+    /// In polite mode, the URLs robots.txt kept it from, sorted.
+    pub disallowed: Vec<String>,
+}
+
 /// Breadth-first crawl from `/`, returning every URL found, sorted.
-pub(crate) fn crawl(site: &Site) -> Vec<ExpectedUrl> {
+pub(crate) fn crawl(site: &Site) -> Found {
     // The origin is built from a number, so it always parses.
     let start = Url::parse(&format!("{}/", site.origin())).expect("origin is a valid URL");
     let mut seen: HashSet<String> = HashSet::from([start.to_string()]);
     let mut queue = VecDeque::from([start]);
     let mut found = Vec::new();
+    let mut disallowed = Vec::new();
 
     while let Some(url) = queue.pop_front() {
         // What goes on the request line: path and query, no fragment.
         let target = &url[Position::BeforePath..Position::AfterQuery];
+        if site.is_polite() && !polite::allowed(target) {
+            disallowed.push(url.to_string());
+            continue;
+        }
         let Some(Route::Resource(res)) = site.route_over(url.scheme(), target) else {
             // Fault paths are never linked, so a crawl never reaches them;
             // nor does a plain site link to itself over https.
@@ -73,7 +86,9 @@ pub(crate) fn crawl(site: &Site) -> Vec<ExpectedUrl> {
         let mut next: Vec<Url> = location.iter().cloned().collect();
 
         let content_type = res.content_type.unwrap_or("");
-        if MARKUP_TYPES.contains(&essence(content_type).as_str()) {
+        // The calendar goes on forever: its first month is all we count.
+        let trap = url.path() == "/polite/calendar";
+        if !trap && MARKUP_TYPES.contains(&essence(content_type).as_str()) {
             // `<base href>` is itself resolved against the page URL, and then
             // every other link is resolved against it.
             let base = match res.base.as_deref().and_then(|b| url.join(b).ok()) {
@@ -105,7 +120,8 @@ pub(crate) fn crawl(site: &Site) -> Vec<ExpectedUrl> {
         });
     }
     found.sort();
-    found
+    disallowed.sort();
+    Found { found, disallowed }
 }
 
 #[cfg(test)]
@@ -126,8 +142,8 @@ mod tests {
     #[test]
     fn crawl_is_deterministic_and_sorted() {
         let site = Site::new(10, 3, 0, 8000, false);
-        let a = crawl(&site);
-        assert_eq!(a, crawl(&site));
+        let a = crawl(&site).found;
+        assert_eq!(a, crawl(&site).found);
         assert!(a.windows(2).all(|w| w[0].url < w[1].url));
     }
 
@@ -135,7 +151,7 @@ mod tests {
     fn every_page_is_reachable() {
         for (pages, fan_out) in [(1, 0), (1, 1), (7, 1), (50, 2), (100, 5)] {
             let site = Site::new(pages, fan_out, 0, 8000, false);
-            let urls: Vec<_> = crawl(&site).into_iter().map(|e| e.url).collect();
+            let urls: Vec<_> = crawl(&site).found.into_iter().map(|e| e.url).collect();
             for n in 0..pages {
                 let dir = crate::content::DIRS[n % 3];
                 let url = format!("http://127.0.0.1:8000/pages/{dir}/{n}.html");
@@ -147,7 +163,7 @@ mod tests {
     #[test]
     fn nothing_found_is_a_fault_or_a_surprise_404() {
         let site = Site::new(100, 5, 0, 8000, false);
-        let found = crawl(&site);
+        let found = crawl(&site).found;
         let not_found: Vec<_> = found
             .iter()
             .filter(|e| e.status == 404)

@@ -29,6 +29,8 @@ pub(crate) struct Request {
     pub http10: bool,
     /// The client sent `Connection: close`.
     pub wants_close: bool,
+    /// The client's `Accept-Encoding`, if it sent one.
+    pub accept_encoding: Option<String>,
 }
 
 /// The result of waiting for the next request on a connection.
@@ -139,6 +141,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
 
     let mut body_len: Option<u64> = None;
     let mut wants_close = false;
+    let mut accept_encoding = None;
     for header in req.headers.iter() {
         let value = String::from_utf8_lossy(header.value);
         if header.name.eq_ignore_ascii_case("content-length") {
@@ -158,6 +161,8 @@ fn parse_head(buf: &[u8]) -> Parsed {
             return Parsed::Invalid(
                 "request bodies with Transfer-Encoding are not supported".into(),
             );
+        } else if header.name.eq_ignore_ascii_case("accept-encoding") {
+            accept_encoding = Some(value.to_string());
         } else if header.name.eq_ignore_ascii_case("connection") {
             wants_close |= value
                 .split(',')
@@ -174,6 +179,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
             target,
             http10: version == 0,
             wants_close,
+            accept_encoding,
         },
         head_len,
         body_len,

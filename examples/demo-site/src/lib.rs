@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+mod compress;
 mod content;
 mod expected;
 mod html;
@@ -42,6 +43,8 @@ mod server;
 mod tls;
 
 pub mod testing;
+
+pub use content::polite::CRAWLER_TOKEN;
 
 use server::Shared;
 
@@ -75,6 +78,16 @@ pub struct SiteConfig {
     /// start (see [`DemoSite::cert_pem`]). Plain-HTTP requests on the same
     /// port get a `301` to the same path over https. Default false.
     pub tls: bool,
+    /// Polite mode: a robots.txt with rules for `stage3-crawler` (and a
+    /// `*` group that disallows everything), a sitemap index pointing at a
+    /// gzipped sitemap, responses compressed when the client asks
+    /// (br, gzip, deflate), a compression bomb, a calendar trap, and the
+    /// `/polite/` pages they concern, linked from the index. Default
+    /// false: the default site answers `/robots.txt` with 404.
+    pub polite: bool,
+    /// In polite mode, the Crawl-delay of the `stage3-crawler` group.
+    /// Default `None`.
+    pub crawl_delay: Option<Duration>,
 }
 
 impl Default for SiteConfig {
@@ -89,6 +102,8 @@ impl Default for SiteConfig {
             keep_alive: true,
             port: 0,
             tls: false,
+            polite: false,
+            crawl_delay: None,
         }
     }
 }
@@ -107,6 +122,10 @@ pub struct Counters {
     /// Requests per request target, query included (`/a.html?x=1` and
     /// `/a.html` are counted separately). Malformed requests are not here.
     pub per_path: BTreeMap<String, u64>,
+    /// Every request, in order of arrival: when its head was read (since
+    /// the site started), and its target. Tests measure the gaps between
+    /// request starts here (a Crawl-delay), and what came first.
+    pub request_log: Vec<(Duration, String)>,
 }
 
 /// One URL a correct crawler discovers, and what the server answers there.
@@ -146,13 +165,18 @@ impl DemoSite {
         let identity = config.tls.then(tls::self_signed).transpose()?;
         let listener = listen((Ipv4Addr::LOCALHOST, config.port).into())?;
         let addr = listener.local_addr()?;
-        let site = content::Site::new(
+        let mut site = content::Site::new(
             config.pages,
             config.fan_out,
             config.page_size,
             addr.port(),
             config.tls,
         );
+        if config.polite {
+            site = site.with_polite(content::polite::Polite {
+                crawl_delay: config.crawl_delay,
+            });
+        }
         let (tls_config, cert_pem) = match identity {
             Some(identity) => (Some(identity.config), Some(identity.cert_pem)),
             None => (None, None),
@@ -248,9 +272,33 @@ impl DemoSite {
     /// URL. The crawler follows every `href` in HTML, XHTML and XML bodies
     /// (resolved against `<base href>` if present), drops fragments, stays on
     /// 127.0.0.1 and this port (over http or https), and follows `Location`
-    /// headers.
+    /// headers. In polite mode it also obeys the robots.txt group for
+    /// [`CRAWLER_TOKEN`] (a disallowed URL is neither fetched nor
+    /// followed), does not follow the calendar trap past its first month,
+    /// and does not read the sitemaps.
     pub fn expected(&self) -> Vec<ExpectedUrl> {
-        expected::crawl(&self.shared.site)
+        expected::crawl(&self.shared.site).found
+    }
+
+    /// In polite mode, the URLs linked from the pages of
+    /// [`expected`](Self::expected) that robots.txt disallows for
+    /// [`CRAWLER_TOKEN`], sorted; empty otherwise.
+    pub fn expected_disallowed(&self) -> Vec<String> {
+        expected::crawl(&self.shared.site).disallowed
+    }
+
+    /// In polite mode, every URL the sitemaps list (the sitemap index
+    /// `/sitemap.xml` points at one gzipped sitemap), sorted; empty
+    /// otherwise.
+    pub fn expected_from_sitemaps(&self) -> Vec<String> {
+        let site = &self.shared.site;
+        let mut urls = if site.is_polite() {
+            site.sitemap_urls()
+        } else {
+            Vec::new()
+        };
+        urls.sort();
+        urls
     }
 
     /// Stops the server: stops accepting, closes every connection (even one

@@ -48,6 +48,14 @@ struct Args {
     /// trust (stage3-crawler --ca-file FILE).
     #[arg(long = "cert-out", value_name = "FILE", requires = "tls")]
     cert_out: Option<PathBuf>,
+    /// Polite mode: a robots.txt with rules for stage3-crawler, sitemaps,
+    /// compressed responses (br, gzip, deflate), a compression bomb and a
+    /// calendar trap, under /polite/ (linked from the index).
+    #[arg(long)]
+    polite: bool,
+    /// With --polite, the Crawl-delay robots.txt asks of stage3-crawler.
+    #[arg(long = "crawl-delay-ms", value_name = "N", value_parser = millis, requires = "polite")]
+    crawl_delay_ms: Option<u64>,
 }
 
 impl Args {
@@ -62,6 +70,8 @@ impl Args {
             path_delays: self.path_delay.clone(),
             keep_alive: !self.no_keep_alive,
             tls: self.tls,
+            polite: self.polite,
+            crawl_delay: self.crawl_delay_ms.map(Duration::from_millis),
         }
     }
 }
@@ -179,6 +189,8 @@ mod tests {
                 keep_alive: false,
                 port: 8000,
                 tls: true,
+                polite: false,
+                crawl_delay: None,
             }
         );
         assert_eq!(cert_out, Some(PathBuf::from("/tmp/site.pem")));

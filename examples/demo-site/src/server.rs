@@ -20,6 +20,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::Counters;
+use crate::compress::{self, Coding};
 use crate::content::{Fault, Resource, Route, Site};
 use crate::http::{Connection, Framing, Incoming, Request, encode_response};
 use crate::tls::{self, ServerConfig, Stream};
@@ -57,7 +58,15 @@ pub(crate) struct Shared {
     stop_signal: Condvar,
     /// A clone of every open connection's socket, by connection id.
     streams: Mutex<HashMap<u64, TcpStream>>,
+    /// When the site started: `request_log` times count from here.
+    started: Instant,
+    /// Compressed bodies, by target and coding, in polite mode: the
+    /// content never changes, so each is compressed once.
+    compressed: Mutex<CompressedBodies>,
 }
+
+/// Compressed bodies by request target and coding.
+type CompressedBodies = HashMap<(String, Coding), Arc<Vec<u8>>>;
 
 #[derive(Default)]
 struct Stats {
@@ -89,6 +98,8 @@ impl Shared {
             stopping: Mutex::new(false),
             stop_signal: Condvar::new(),
             streams: Mutex::default(),
+            started: Instant::now(),
+            compressed: Mutex::default(),
         }
     }
 
@@ -150,9 +161,13 @@ impl Shared {
     /// one (`/fault/flaky/N` uses it). Malformed requests have no target.
     fn begin_request(&self, target: Option<&str>) -> (InFlight<'_>, u64) {
         let mut nth = 0;
+        let since_start = self.started.elapsed();
         self.update_stats(|s| {
             s.counters.requests += 1;
             if let Some(target) = target {
+                s.counters
+                    .request_log
+                    .push((since_start, target.to_string()));
                 let count = s.counters.per_path.entry(target.to_string()).or_default();
                 *count += 1;
                 nth = *count;
@@ -383,7 +398,51 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str
         }
         Route::Fault(fault) => return misbehave(shared, &mut conn.stream, fault),
     };
-    send(conn, &res, framing(&res), head_only, close, &[])
+    match shared.compressed(&request, &res) {
+        Some((coding, body)) => {
+            let res = Resource {
+                body: body.to_vec(),
+                ..Resource::clone(&res)
+            };
+            let headers = [
+                ("Content-Encoding", coding.token()),
+                ("Vary", "Accept-Encoding"),
+            ];
+            send(conn, &res, framing(&res), head_only, close, &headers)
+        }
+        None => send(conn, &res, framing(&res), head_only, close, &[]),
+    }
+}
+
+impl Shared {
+    // ANCHOR: compressed
+    /// In polite mode, the body to send compressed, and how, if the client
+    /// accepts a coding and the type is worth it. `/polite/bomb.html` asked
+    /// for with gzip is the bomb.
+    fn compressed(&self, request: &Request, res: &Resource) -> Option<(Coding, Arc<Vec<u8>>)> {
+        if !self.site.is_polite() || !compress::compressible(res.content_type) {
+            return None;
+        }
+        let accept = request.accept_encoding.as_deref();
+        // The bomb is made of gzip members: only for a client that takes gzip.
+        if request.target == "/polite/bomb.html" {
+            let bomb = Arc::new(compress::bomb().to_vec());
+            return compress::accepts(accept, Coding::Gzip).then_some((Coding::Gzip, bomb));
+        }
+        let coding = compress::choose(accept)?;
+        // The calendar is made per month, forever: not worth keeping.
+        if request.target.starts_with("/polite/calendar") {
+            return Some((coding, Arc::new(compress::compress(coding, &res.body))));
+        }
+        let key = (request.target.clone(), coding);
+        if let Some(body) = lock(&self.compressed).get(&key) {
+            return Some((coding, Arc::clone(body)));
+        }
+        let body = Arc::new(compress::compress(coding, &res.body));
+        lock(&self.compressed).insert(key, Arc::clone(&body));
+        Some((coding, body))
+    }
+    // ANCHOR_END: compressed
 }
 
 fn send(

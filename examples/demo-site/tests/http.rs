@@ -216,7 +216,8 @@ fn sequential_requests_have_peak_one_and_reset_works() {
     // (Not compared right away: the server may still be between writing the
     // last response and marking it done, which is still "in flight".)
     client.get("/missing.html");
-    let counters = site.counters();
+    let mut counters = site.counters();
+    let log = std::mem::take(&mut counters.request_log);
     assert_eq!(
         counters,
         demo_site::Counters {
@@ -224,8 +225,11 @@ fn sequential_requests_have_peak_one_and_reset_works() {
             requests: 1,
             peak_in_flight: 1,
             per_path: [("/missing.html".to_string(), 1)].into(),
+            request_log: Vec::new(),
         }
     );
+    let paths: Vec<&str> = log.iter().map(|(_, p)| p.as_str()).collect();
+    assert_eq!(paths, ["/missing.html"]);
 }
 
 #[test]

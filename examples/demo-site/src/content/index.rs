@@ -267,6 +267,15 @@ impl Site {
             ));
         }
         h.raw("</ul>\n");
+        if self.is_polite() {
+            h.raw("<h2 id=\"polite\">Polite crawling</h2>\n<ul>\n");
+            h.li_a(
+                "/polite/",
+                "Polite crawling",
+                "robots.txt rules, a compression bomb and a calendar trap",
+            );
+            h.raw("</ul>\n");
+        }
         Resource::html(200, HTML_UTF8, h.finish(), true)
     }
 }

@@ -13,6 +13,7 @@
 mod files;
 mod index;
 mod pages;
+pub(crate) mod polite;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -167,6 +168,8 @@ pub(crate) struct Site {
     /// Served over TLS: absolute links say `https`, and plain-HTTP requests
     /// on the same port are redirected there.
     tls: bool,
+    /// Polite mode: robots.txt, sitemaps and the `/polite/` pages.
+    polite: Option<polite::Polite>,
     /// Every resource generated so far, by path. 404s are not kept, so the
     /// cache cannot grow past the site's own size whatever clients ask for.
     generated: Arc<Mutex<HashMap<String, Arc<Resource>>>>,
@@ -186,8 +189,20 @@ impl Site {
             page_size,
             port,
             tls,
+            polite: None,
             generated: Arc::default(),
         }
+    }
+
+    /// The same site in polite mode.
+    pub(crate) fn with_polite(mut self, polite: polite::Polite) -> Site {
+        self.polite = Some(polite);
+        self
+    }
+
+    /// Whether the site is in polite mode.
+    pub(crate) fn is_polite(&self) -> bool {
+        self.polite.is_some()
     }
 
     pub(crate) fn port(&self) -> u16 {
@@ -226,6 +241,11 @@ impl Site {
     /// different URL to a crawler).
     pub(crate) fn route(&self, target: &str) -> Route {
         let path = target.split_once('?').map_or(target, |(path, _)| path);
+        if path == "/polite/calendar"
+            && let Some(month) = self.calendar(target)
+        {
+            return Route::Resource(Arc::new(month));
+        }
         match self.fault(path) {
             Some(fault) => Route::Fault(fault),
             None => Route::Resource(self.generated(path)),
@@ -267,6 +287,9 @@ impl Site {
     }
 
     fn resource(&self, path: &str) -> Resource {
+        if let Some(resource) = self.polite_resource(path) {
+            return resource;
+        }
         match path {
             "/" => self.index(),
             "/static/logo.png" => Resource::opaque("image/png", files::LOGO_PNG.to_vec()),
