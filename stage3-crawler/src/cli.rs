@@ -155,6 +155,12 @@ pub struct Args {
     #[arg(long = "max-depth", value_name = "N")]
     pub max_depth: Option<u32>,
 
+    /// Also crawl what the roots' sitemaps list: /sitemap.xml and the
+    /// Sitemap: lines of robots.txt, indexes and .xml.gz included. Their
+    /// URLs pass every rule, and count as depth 1.
+    #[arg(long)]
+    pub sitemaps: bool,
+
     /// Queue at most N URLs in all (roots included).
     #[arg(long = "max-pages", alias = "max_pages", value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -255,6 +261,7 @@ impl Args {
                 max_query_variants: self.max_query_variants as usize,
             },
             max_depth: self.max_depth,
+            sitemaps: self.sitemaps,
             max_pages: self
                 .max_pages
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),

@@ -27,6 +27,9 @@ pub struct Config {
     /// Follow links at most this many steps from a root (a root is 0).
     /// `None`: no limit.
     pub max_depth: Option<u32>,
+    /// Seed the crawl from the roots' sitemaps: `/sitemap.xml` and the
+    /// `Sitemap:` lines of robots.txt.
+    pub sitemaps: bool,
     /// The limits that end crawler traps.
     pub traps: TrapLimits,
     /// Helper threads that parse pages; 0 parses on the loop thread.
@@ -49,6 +52,7 @@ impl Default for Config {
             strict: true,
             max_pages: None,
             max_depth: None,
+            sitemaps: false,
             traps: TrapLimits::default(),
             parse_threads: default_parse_threads(),
             client: ClientConfig::default(),

@@ -30,6 +30,7 @@ use crate::parsing::ParsePool;
 use crate::politeness::{Admission, Politeness, RobotsOutcome};
 use crate::robots::product_token;
 use crate::robots_fetch::{RobotsFetch, fetch_robots};
+use crate::sitemap::{Sitemap, SitemapKind, parse_sitemap};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 use crate::traps::Traps;
@@ -65,6 +66,21 @@ pub struct Work {
     /// Links from a root: 0 for a root; a redirect's target has the depth
     /// of the URL that redirected.
     pub depth: u32,
+    /// A sitemap to read (`--sitemaps`), not a page: the crawler's own
+    /// business, never a URL of the report.
+    pub sitemap: bool,
+}
+
+/// Sitemaps read at most, however many indexes list.
+const MAX_SITEMAPS: usize = 1_000;
+
+/// What reading one sitemap came to, for the report.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SitemapOutcome {
+    /// The sitemap.
+    pub url: String,
+    /// "12 URLs", "an index of 3 sitemaps", "404: not read" ...
+    pub outcome: String,
 }
 
 /// What a worker does next with a URL.
@@ -106,6 +122,10 @@ pub struct Crawler {
     polite: Politeness,
     /// Levels, with `--max-depth`.
     depth: Option<RefCell<DepthLimit>>,
+    /// Sitemaps queued (`--sitemaps`), so that none is read twice.
+    sitemaps_queued: RefCell<HashSet<String>>,
+    /// What each sitemap read came to, for the report.
+    sitemaps: RefCell<Vec<SitemapOutcome>>,
     /// What each worker is fetching: what an interrupt leaves unfinished.
     current: RefCell<Vec<Option<Work>>>,
     client: Client,
@@ -141,6 +161,8 @@ impl Crawler {
             depth: config
                 .max_depth
                 .map(|max| RefCell::new(DepthLimit::new(max))),
+            sitemaps_queued: RefCell::new(HashSet::new()),
+            sitemaps: RefCell::new(Vec::new()),
             traps,
             parser: ParsePool::new(config.parse_threads)?,
             client: Client::new(config.client.clone()),
@@ -160,8 +182,17 @@ impl Crawler {
             errors: Cell::new(0),
             roots: roots.clone(),
         };
-        for root in roots {
-            crawler.see(root, None, 0);
+        for root in &roots {
+            crawler.see(root.clone(), None, 0);
+        }
+        // The default place of each root's sitemap; robots.txt may name
+        // more (see `learn_robots`).
+        if crawler.config.sitemaps {
+            for root in &roots {
+                if let Ok(sitemap) = root.join("/sitemap.xml") {
+                    crawler.queue_sitemap(sitemap);
+                }
+            }
         }
         Ok(crawler)
     }
@@ -234,8 +265,9 @@ impl Crawler {
     async fn admit(&self, worker: usize, work: Work) -> Option<Step> {
         // With --max-depth, a deeper level waits for the one in progress.
         let work = match &self.depth {
-            Some(limit) => limit.borrow_mut().may_start(work)?,
-            None => work,
+            // A sitemap is read in level 0, where it was queued.
+            Some(limit) if !work.sitemap => limit.borrow_mut().may_start(work)?,
+            _ => work,
         };
         match self.polite.admit(work) {
             Admission::Fetch(work) => Some(Step::Fetch(work)),
@@ -246,6 +278,12 @@ impl Crawler {
                 self.learn_robots(&work.url, robots_url).await;
                 self.current.borrow_mut()[worker] = None;
                 Some(Step::Admit(work))
+            }
+            Admission::Skip(work, _) | Admission::Fail(work, _) if work.sitemap => {
+                self.log
+                    .info(format_args!("not reading sitemap {}: robots.txt", work.url));
+                self.task_done(work.depth);
+                None
             }
             Admission::Skip(work, reason) => {
                 let depth = work.depth;
@@ -277,6 +315,17 @@ impl Crawler {
                     "robots.txt of {}: {}",
                     outcome.origin, outcome.verdict
                 ));
+                if self.config.sitemaps {
+                    for line in robots.sitemaps() {
+                        match url.join(line) {
+                            Ok(sitemap) => self.queue_sitemap(sitemap),
+                            Err(e) => self.log.warn(format_args!(
+                                "robots.txt of {}: bad Sitemap {line:?}: {e}",
+                                outcome.origin
+                            )),
+                        }
+                    }
+                }
                 self.polite.robots_known(url, robots, outcome)
             }
             Ok(RobotsFetch::Unreachable(error, outcome)) => {
@@ -314,7 +363,11 @@ impl Crawler {
     async fn fetch_work(&self, worker: usize, work: Work) -> Option<Step> {
         let (url, max_redirect, depth) = (work.url.clone(), work.max_redirect, work.depth);
         self.current.borrow_mut()[worker] = Some(work);
-        let fetched = catch_unwind(self.fetch(&url, max_redirect, depth)).await;
+        let fetched = if self.current_is_sitemap(worker) {
+            catch_unwind(self.read_sitemap(&url)).await
+        } else {
+            catch_unwind(self.fetch(&url, max_redirect, depth)).await
+        };
         self.current.borrow_mut()[worker] = None;
         if let Err(panic) = fetched {
             self.log
@@ -601,8 +654,88 @@ impl Crawler {
             max_redirect,
             from,
             depth,
+            sitemap: false,
         });
     }
+
+    // ANCHOR: sitemaps
+    /// Queues a sitemap to read, once, if it is on the crawl's hosts. It
+    /// is work like a page (a host slot, robots.txt), but not a URL of the
+    /// crawl: it is in no statistic and no skipped record.
+    fn queue_sitemap(&self, url: Url) {
+        if !self.hosts.host_okay(&url) {
+            return self
+                .log
+                .info(format_args!("not reading sitemap {url}: another host"));
+        }
+        let mut queued = self.sitemaps_queued.borrow_mut();
+        if queued.len() >= MAX_SITEMAPS || !queued.insert(url.to_string()) {
+            return;
+        }
+        if let Some(limit) = &self.depth {
+            // Read in level 0: its URLs are depth 1.
+            limit.borrow_mut().hold(0);
+        }
+        self.q.put_nowait(Work {
+            url,
+            max_redirect: 0,
+            from: None,
+            depth: 0,
+            sitemap: true,
+        });
+    }
+
+    /// Reads one sitemap: an index queues the sitemaps it lists; a list of
+    /// pages puts each through `see`, as links at depth 1 from the
+    /// sitemap, so that every rule (hosts, robots.txt, depth) applies.
+    async fn read_sitemap(&self, url: &Url) {
+        let outcome = match self.client.get_retrying(url, self.config.max_tries).await {
+            Err(e) => format!("failed: {e}"),
+            Ok(response) if response.status != 200 => format!("{}: not read", response.status),
+            Ok(response) => match parse_sitemap(&response.body, url) {
+                Err(e) => e.to_string(),
+                Ok(sitemap) => self.follow_sitemap(url, sitemap),
+            },
+        };
+        self.log.debug(format_args!("sitemap {url}: {outcome}"));
+        self.sitemaps.borrow_mut().push(SitemapOutcome {
+            url: url.to_string(),
+            outcome,
+        });
+    }
+
+    fn follow_sitemap(&self, url: &Url, sitemap: Sitemap) -> String {
+        let count = sitemap.locs.len();
+        let mut outcome = match sitemap.kind {
+            SitemapKind::Index => {
+                for child in sitemap.locs {
+                    self.queue_sitemap(child);
+                }
+                format!("an index of {count} sitemaps")
+            }
+            SitemapKind::UrlSet => {
+                let from: Rc<str> = Rc::from(url.as_str());
+                for page in sitemap.locs {
+                    self.see(page, Some(&from), 1);
+                }
+                format!("{count} URLs")
+            }
+        };
+        if sitemap.dropped > 0 {
+            outcome.push_str(&format!(", {} past the limit dropped", sitemap.dropped));
+        }
+        if sitemap.invalid > 0 {
+            outcome.push_str(&format!(", {} invalid", sitemap.invalid));
+        }
+        outcome
+    }
+
+    fn current_is_sitemap(&self, worker: usize) -> bool {
+        self.current.borrow()[worker]
+            .as_ref()
+            .is_some_and(|w| w.sitemap)
+    }
+    // ANCHOR_END: sitemaps
 
     fn skip(&self, url: Url, reason: SkipReason, from: Option<String>) {
         self.log
@@ -626,7 +759,8 @@ impl Crawler {
             .flat_map(Option::take)
             .collect();
         let queued = std::iter::from_fn(|| self.q.get_nowait());
-        for work in in_flight.into_iter().chain(parked).chain(queued) {
+        let unfinished = in_flight.into_iter().chain(parked).chain(queued);
+        for work in unfinished.filter(|w| !w.sitemap) {
             self.record_skip(Skipped {
                 url: work.url.into(),
                 reason: SkipReason::Interrupted,
@@ -716,6 +850,11 @@ impl Crawler {
     /// fetched.
     pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
         self.polite.robots_outcomes()
+    }
+
+    /// What each sitemap read came to, in the order they were read.
+    pub fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
+        self.sitemaps.borrow().clone()
     }
 
     /// URLs queued and not yet taken by a worker.

@@ -75,6 +75,12 @@ impl DepthLimit {
         too_deep
     }
 
+    /// Work that is not a URL (a sitemap to read) holds `depth` open until
+    /// it is [`done`](Self::done).
+    pub fn hold(&mut self, depth: u32) {
+        *self.unfinished.entry(depth).or_default() += 1;
+    }
+
     /// A URL is queued at `depth`.
     pub fn add(&mut self, url: &str, depth: u32) {
         *self.unfinished.entry(depth).or_default() += 1;
@@ -178,6 +184,7 @@ mod tests {
             max_redirect: 10,
             from: None,
             depth,
+            sitemap: false,
         }
     }
 

@@ -14,6 +14,7 @@
 //! | [`traps`] | URL length, path repetition and query variants: ends crawler traps | (ours) |
 //! | [`politeness`] | per-host limits, delays and robots.txt verdicts, without head-of-line blocking | (ours) |
 //! | [`robots_fetch`] | fetching robots.txt, and what each answer means | (ours) |
+//! | [`sitemap`] | sitemaps and sitemap indexes, gzipped or not | (ours) |
 //! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
@@ -36,6 +37,7 @@ pub mod reporting;
 pub mod robots;
 pub mod robots_fetch;
 pub mod scanner;
+pub mod sitemap;
 pub mod skipped;
 pub mod stats;
 pub mod traps;

@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::crawling::SitemapOutcome;
 use crate::crawling::{Crawler, Outcome};
 use crate::politeness::RobotsOutcome;
 use crate::skipped::{SkipReason, Skipped};
@@ -54,6 +55,8 @@ pub struct Summary {
     pub counters: Counters,
     /// What each origin's robots.txt came to (none with --ignore-robots).
     pub robots: Vec<RobotsOutcome>,
+    /// What each sitemap read came to (with --sitemaps).
+    pub sitemaps: Vec<SitemapOutcome>,
 }
 
 /// The four kinds of report line.
@@ -168,6 +171,7 @@ pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
         connections: crawler.connections_opened(),
         counters,
         robots: crawler.robots_outcomes(),
+        sitemaps: crawler.sitemap_outcomes(),
     }
 }
 
@@ -210,6 +214,9 @@ pub fn report(
     let s = summary(crawler, outcome);
     for robots in &s.robots {
         writeln!(out, "robots.txt of {robots}")?;
+    }
+    for sitemap in &s.sitemaps {
+        writeln!(out, "sitemap {}: {}", sitemap.url, sitemap.outcome)?;
     }
     writeln!(
         out,

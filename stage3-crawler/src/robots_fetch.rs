@@ -37,7 +37,7 @@ pub async fn fetch_robots(
     let origin = robots_url.origin().ascii_serialization();
     let mut url = robots_url;
     for _ in 0..=MAX_ROBOTS_REDIRECTS {
-        let response = match get_with_retries(client, &url, max_tries, log).await {
+        let response = match client.get_retrying(&url, max_tries).await {
             Ok(response) => response,
             // Over the size cap: a response came, but not one we can read
             // rules from. The RFC treats an unparsable file as no rules.
@@ -77,24 +77,6 @@ pub async fn fetch_robots(
     known(Robots::allow_all(), &origin, None, verdict)
 }
 // ANCHOR_END: fetch_robots
-
-async fn get_with_retries(
-    client: &Client,
-    url: &Url,
-    max_tries: u32,
-    log: &CrawlLog,
-) -> Result<Response, FetchError> {
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        match client.get(url).await {
-            Err(error) if error.is_retryable() && tries < max_tries => {
-                log.info(format_args!("try {tries} for {url} raised {error}"));
-            }
-            result => return result,
-        }
-    }
-}
 
 fn parsed(response: &Response, token: &str, origin: &str) -> RobotsFetch {
     let body = &response.body[..response.body.len().min(MAX_ROBOTS_BYTES)];

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use demo_site::testing::read_request;
 use demo_site::{DemoSite, SiteConfig};
-use stage3_crawler::Config;
 use stage3_crawler::politeness::PoliteConfig;
+use stage3_crawler::{Config, SkipReason};
 
 fn per_host(n: usize) -> PoliteConfig {
     PoliteConfig {
@@ -138,4 +138,124 @@ fn a_busy_host_does_not_hold_up_the_others() {
     all.extend(held_pages);
     assert_eq!(crawl.urls(), all);
     site.shutdown();
+}
+
+fn polite_site(crawl_delay: Option<Duration>) -> DemoSite {
+    DemoSite::start(SiteConfig {
+        polite: true,
+        crawl_delay,
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+/// The command line's politeness, with fewer slots per host than workers.
+fn polite_config() -> Config {
+    let mut config = Config {
+        sitemaps: true,
+        polite: PoliteConfig {
+            per_host: 4,
+            robots: true,
+            ..PoliteConfig::default()
+        },
+        ..common::config()
+    };
+    // The calendar trap ends after three months: the one linked, and the
+    // two it links.
+    config.traps.max_query_variants = 3;
+    config
+}
+
+#[test]
+fn the_polite_demo_site_is_crawled_as_its_robots_txt_says() {
+    let site = polite_site(None);
+    let crawl = common::crawl(&[site.url("/")], polite_config());
+    let mut want = expected_urls(&site);
+    for path in [
+        "/polite/sitemap-only.html",
+        "/polite/sitemap-only-child.html",
+        "/polite/calendar?month=2026-10",
+        "/polite/calendar?month=2026-12",
+    ] {
+        want.insert(site.url(path));
+    }
+    assert_eq!(crawl.urls(), want);
+    let skipped = |reason| -> BTreeSet<String> {
+        crawl
+            .skipped
+            .iter()
+            .filter(|s| s.reason == reason)
+            .map(|s| s.url.clone())
+            .collect()
+    };
+    let disallowed: BTreeSet<String> = site.expected_disallowed().into_iter().collect();
+    assert_eq!(skipped(SkipReason::Robots), disallowed);
+    assert_eq!(
+        skipped(SkipReason::QueryVariants),
+        BTreeSet::from([
+            site.url("/polite/calendar?month=2026-09"),
+            site.url("/polite/calendar?month=2027-01")
+        ])
+    );
+    // The sitemap's off-host URL is seen, and skipped for its host.
+    assert!(skipped(SkipReason::OffHost).contains("http://example.invalid/x.html"));
+
+    let counters = site.counters();
+    // robots.txt first and once; a disallowed path never, not even once.
+    assert_eq!(counters.request_log[0].1, "/robots.txt");
+    assert_eq!(counters.per_path["/robots.txt"], 1);
+    for url in &disallowed {
+        let target = url.strip_prefix(&site.base_url()).unwrap();
+        assert_eq!(
+            counters.per_path.get(target),
+            None,
+            "{target} was requested"
+        );
+    }
+    assert!(counters.peak_in_flight <= 4, "{}", counters.peak_in_flight);
+
+    // Bodies came compressed, and are reported decoded.
+    let index = crawl.stat(&site.url("/"));
+    assert!(index.wire_size * 2 < index.size, "{index:?}");
+    assert_eq!(index.size, common::size(&site, "/"));
+    // The bomb stopped at --max-body, with its reason.
+    let bomb = crawl.stat(&site.url("/polite/bomb.html"));
+    let exception = bomb.exception.as_ref().expect("the bomb fails");
+    assert_eq!(exception.kind, "too_large");
+    assert!(
+        exception.message.contains("compression bomb"),
+        "{exception:?}"
+    );
+    assert_eq!(bomb.status, Some(200));
+    // Every URL seen is accounted for once.
+    assert_eq!(crawl.seen, crawl.stats.len() + crawl.skipped.len());
+}
+
+#[test]
+fn a_crawl_delay_spaces_every_request_to_the_host() {
+    let delay = Duration::from_millis(40);
+    let site = DemoSite::start(SiteConfig {
+        pages: 3,
+        polite: true,
+        crawl_delay: Some(delay),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let crawl = common::crawl(&[site.url("/")], polite_config());
+    assert!(crawl.urls().len() > 20);
+    let log = site.counters().request_log;
+    assert_eq!(
+        log.len(),
+        crawl.urls().len() + 3,
+        "robots.txt and two sitemaps"
+    );
+    for pair in log.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(
+            gap >= delay,
+            "{gap:?} between {} and {}",
+            pair[0].1,
+            pair[1].1
+        );
+    }
 }

@@ -116,6 +116,22 @@ impl Client {
         decoded(response, self.config.max_body)
     }
 
+    /// [`get`](Self::get), trying again on a network error, up to
+    /// `max_tries` tries in all, as the crawler's own requests do
+    /// (robots.txt, sitemaps).
+    pub async fn get_retrying(&self, url: &Url, max_tries: u32) -> Result<Response, FetchError> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.get(url).await {
+                Err(error) if error.is_retryable() && tries < max_tries => {
+                    debug!("try {tries} for {url} raised {error}");
+                }
+                result => return result,
+            }
+        }
+    }
+
     async fn attempt(&self, url: &Url) -> Result<Response, FetchError> {
         let origin = origin(url)?;
         let request = request(url, &self.config.user_agent);
