@@ -38,7 +38,6 @@ pub enum SeenAgain {
     Release(Work),
 }
 
-// ANCHOR: depth_limit
 /// The levels of a crawl with `--max-depth`.
 #[derive(Debug, Default)]
 pub struct DepthLimit {
@@ -53,7 +52,6 @@ pub struct DepthLimit {
     /// URLs taken from the queue before their level's turn.
     deferred: Vec<Work>,
 }
-// ANCHOR_END: depth_limit
 
 impl DepthLimit {
     /// A limit of `max` links from a root.

@@ -171,7 +171,6 @@ enum Gate {
     Stop(Admission),
 }
 
-// ANCHOR: politeness
 /// The per-host state of a crawl. It shares the crawl's queue, to put
 /// parked URLs back on it.
 pub struct Politeness {
@@ -186,7 +185,6 @@ struct State {
     robots: HashMap<String, RobotsState>,
     outcomes: Vec<RobotsOutcome>,
 }
-// ANCHOR_END: politeness
 
 impl Politeness {
     /// The per-host state for a crawl whose queue is `queue`.

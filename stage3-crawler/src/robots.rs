@@ -245,7 +245,6 @@ fn parse_delay(value: &str) -> Option<Duration> {
     Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX))
 }
 
-// ANCHOR: normalise
 /// The RFC's percent-encoding normalisation, applied to patterns and paths
 /// alike before they are compared: characters outside ASCII become their
 /// UTF-8 bytes percent-encoded, escapes of unreserved characters (letters,
@@ -278,7 +277,6 @@ fn normalise(s: &str) -> String {
     }
     out
 }
-// ANCHOR_END: normalise
 
 fn hex(b: u8) -> Option<u8> {
     char::from(b)

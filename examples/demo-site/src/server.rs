@@ -415,7 +415,6 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str
 }
 
 impl Shared {
-    // ANCHOR: compressed
     /// In polite mode, the body to send compressed, and how, if the client
     /// accepts a coding and the type is worth it. `/polite/bomb.html` asked
     /// for with gzip is the bomb.
@@ -442,7 +441,6 @@ impl Shared {
         lock(&self.compressed).insert(key, Arc::clone(&body));
         Some((coding, body))
     }
-    // ANCHOR_END: compressed
 }
 
 fn send(

@@ -287,7 +287,6 @@ fn origin(url: &Url) -> Result<Origin, FetchError> {
     })
 }
 
-// ANCHOR: decoded
 /// The response with its Content-Encoding undone, within `max_body`.
 fn decoded(mut response: Response, max_body: u64) -> Result<Response, FetchError> {
     let coding = response.header("content-encoding").map(str::to_string);
@@ -306,7 +305,6 @@ fn decoded(mut response: Response, max_body: u64) -> Result<Response, FetchError
         Err(e) => Err(FetchError::Decode(e.to_string())),
     }
 }
-// ANCHOR_END: decoded
 
 /// The request bytes. The target is the path and query; the fragment never
 /// leaves the client. `Host` carries the port only when it is not the
