@@ -650,6 +650,54 @@ mod tests {
     }
 
     #[test]
+    fn polite_by_default() {
+        let c = Args::try_parse_from(["c"]).unwrap().config();
+        assert_eq!(
+            c.polite,
+            PoliteConfig {
+                per_host: 8,
+                delay: Duration::ZERO,
+                max_crawl_delay: Duration::from_secs(30),
+                robots: true,
+            }
+        );
+        assert_eq!(c.client.user_agent, DEFAULT_USER_AGENT);
+        assert_eq!((c.max_depth, c.sitemaps), (None, false));
+        let c = Args::try_parse_from([
+            "c",
+            "--per-host",
+            "100",
+            "--delay",
+            "0",
+            "--max-crawl-delay",
+            "2s",
+            "--ignore-robots",
+            "--user-agent",
+            "mybot/1.0 (+https://example.org/bot)",
+            "--max-depth",
+            "0",
+            "--sitemaps",
+        ])
+        .unwrap()
+        .config();
+        assert_eq!(
+            c.polite,
+            PoliteConfig {
+                per_host: 100,
+                delay: Duration::ZERO,
+                max_crawl_delay: Duration::from_secs(2),
+                robots: false,
+            }
+        );
+        assert_eq!(c.client.user_agent, "mybot/1.0 (+https://example.org/bot)");
+        assert_eq!((c.max_depth, c.sitemaps), (Some(0), true));
+        let c = Args::try_parse_from(["c", "--delay", "250ms"])
+            .unwrap()
+            .config();
+        assert_eq!(c.polite.delay, Duration::from_millis(250));
+    }
+
+    #[test]
     fn usage_errors() {
         for bad in [
             &["c", "--max-tries", "0"][..],
@@ -671,6 +719,14 @@ mod tests {
             &["c", "javascript:void(0)"],
             &["c", "file:///etc/passwd"],
             &["c", "--no-such-option"],
+            &["c", "--per-host", "0"],
+            &["c", "--delay", "-1s"],
+            &["c", "--delay", "2d"],
+            &["c", "--max-crawl-delay", "25h"],
+            &["c", "--user-agent", ""],
+            &["c", "--user-agent", "bot\r\nX-Injected: 1"],
+            &["c", "--user-agent", "b\u{f6}t"],
+            &["c", "--max-depth", "-1"],
         ] {
             let err = Args::try_parse_from(bad).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{bad:?}: {err}");
