@@ -39,3 +39,13 @@ fn the_charset_corpus_decodes() {
 fn the_resolve_corpus_resolves_to_http_urls_only() {
     replay("resolve", properties::resolve);
 }
+
+#[test]
+fn the_robots_corpus_parses_and_matches_like_a_regex() {
+    replay("robots", properties::robots);
+}
+
+#[test]
+fn the_sitemap_corpus_parses_or_fails_cleanly() {
+    replay("sitemap", properties::sitemap);
+}
