@@ -126,8 +126,10 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub per_host: u32,
 
-    /// At least this long between the starts of two requests to one host
-    /// (0, 500ms, 2s). A robots.txt Crawl-delay that is longer wins.
+    /// At least this long between two requests to one host (0, 500ms, 2s):
+    /// with a delay, a host gets one request at a time, and the next starts
+    /// this long after the last one ended. A robots.txt Crawl-delay that is
+    /// longer wins.
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = parse_gap)]
     pub delay: Duration,
 

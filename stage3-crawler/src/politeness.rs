@@ -18,6 +18,10 @@
 //! when only the delay holds it back, a timer puts it back on the queue
 //! when the delay is over.
 //!
+//! With a delay, a host gets one request at a time, and the delay runs
+//! from the end of one request to the start of the next, so that what the
+//! server sees between two request starts is never less.
+//!
 //! robots.txt is per origin (scheme, host and port): the first worker to
 //! meet an origin fetches its robots.txt, and URLs of that origin that
 //! arrive meanwhile park until the verdict is in.
@@ -44,7 +48,9 @@ pub struct PoliteConfig {
     /// Requests in flight to one host at most. Default 8, as Scrapy's
     /// `CONCURRENT_REQUESTS_PER_DOMAIN`.
     pub per_host: usize,
-    /// The least time between the starts of two requests to one host.
+    /// The least time between two requests to one host. With a delay, a
+    /// host gets one request at a time, and the next starts this long
+    /// after the last one ended.
     pub delay: Duration,
     /// A robots.txt Crawl-delay above this is cut to it. Default 30 s.
     pub max_crawl_delay: Duration,
@@ -266,7 +272,7 @@ impl Politeness {
             .hosts
             .entry(key.clone())
             .or_insert_with(|| HostSlot::new(self.config.delay));
-        if slot.active >= self.config.per_host || slot.waiting_for_delay(now) {
+        if slot.active >= slot.capacity(self.config.per_host) || slot.waiting_for_delay(now) {
             slot.parked.push_back(work);
             self.arm_timer(&key, slot, now);
             return Admission::Parked;
@@ -297,6 +303,7 @@ impl Politeness {
         let mut state = self.state.borrow_mut();
         let slot = state.hosts.get_mut(&key)?;
         slot.active = slot.active.saturating_sub(1);
+        slot.ended(now);
         if slot.parked.is_empty() {
             return None;
         }
@@ -318,7 +325,7 @@ impl Politeness {
     /// zero on the way.
     fn arm_timer(&self, key: &HostKey, slot: &mut HostSlot, now: Instant) {
         let armed = slot.timer.as_ref().is_some_and(|t| !t.is_finished());
-        if armed || slot.active >= self.config.per_host {
+        if armed || slot.active >= slot.capacity(self.config.per_host) {
             return;
         }
         let Some(at) = slot.next_start.filter(|&at| at > now) else {
@@ -428,6 +435,24 @@ impl HostSlot {
             delay,
             parked: VecDeque::new(),
             timer: None,
+        }
+    }
+
+    /// Requests at once: `--per-host`, but one at a time when the host
+    /// has a delay. A delay counted between the starts of overlapping
+    /// requests is not what the server sees (one may spend longer
+    /// connecting than the next), so with a delay each request waits for
+    /// the one before to end, and then for the delay: the server never
+    /// sees two requests start closer together than that.
+    fn capacity(&self, per_host: usize) -> usize {
+        if self.delay.is_zero() { per_host } else { 1 }
+    }
+
+    /// A request ended now: with a delay, the next may start that long
+    /// after.
+    fn ended(&mut self, now: Instant) {
+        if !self.delay.is_zero() {
+            self.next_start = Some(runtime::saturating_add(now, self.delay));
         }
     }
 

@@ -176,6 +176,8 @@ fn the_polite_demo_site_is_crawled_as_its_robots_txt_says() {
         "/polite/sitemap-only-child.html",
         "/polite/calendar?month=2026-10",
         "/polite/calendar?month=2026-12",
+        "/polite/deep/a/a/",
+        "/polite/deep/a/a/a/",
     ] {
         want.insert(site.url(path));
     }
@@ -196,6 +198,10 @@ fn the_polite_demo_site_is_crawled_as_its_robots_txt_says() {
             site.url("/polite/calendar?month=2026-09"),
             site.url("/polite/calendar?month=2027-01")
         ])
+    );
+    assert_eq!(
+        skipped(SkipReason::PathRepetition),
+        BTreeSet::from([site.url("/polite/deep/a/a/a/a/")])
     );
     // The sitemap's off-host URL is seen, and skipped for its host.
     assert!(skipped(SkipReason::OffHost).contains("http://example.invalid/x.html"));
@@ -243,7 +249,10 @@ fn a_crawl_delay_spaces_every_request_to_the_host() {
     .unwrap();
     let crawl = common::crawl(&[site.url("/")], polite_config());
     assert!(crawl.urls().len() > 20);
-    let log = site.counters().request_log;
+    let counters = site.counters();
+    // With a delay, one request at a time, whatever --per-host says.
+    assert_eq!(counters.peak_in_flight, 1);
+    let log = counters.request_log;
     assert_eq!(
         log.len(),
         crawl.urls().len() + 3,

@@ -86,8 +86,8 @@ pub(crate) fn crawl(site: &Site) -> Found {
         let mut next: Vec<Url> = location.iter().cloned().collect();
 
         let content_type = res.content_type.unwrap_or("");
-        // The calendar goes on forever: its first month is all we count.
-        let trap = url.path() == "/polite/calendar";
+        // The traps go on forever: their first page is all we count.
+        let trap = url.path() == "/polite/calendar" || polite::is_deep(url.path());
         if !trap && MARKUP_TYPES.contains(&essence(content_type).as_str()) {
             // `<base href>` is itself resolved against the page URL, and then
             // every other link is resolved against it.

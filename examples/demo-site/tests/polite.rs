@@ -140,12 +140,13 @@ fn the_answer_key_obeys_robots_txt() {
         "/polite/files/report.pdf?download=1",
         "/polite/bomb.html",
         "/polite/calendar?month=2026-11",
+        "/polite/deep/a/",
     ] {
         assert!(found.contains(&format!("{base}{path}")), "{path}");
     }
     assert_eq!(
         found.len(),
-        DemoSite::start_default().unwrap().expected().len() + 5
+        DemoSite::start_default().unwrap().expected().len() + 6
     );
     assert_eq!(
         site.expected_disallowed(),

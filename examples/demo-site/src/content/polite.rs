@@ -80,6 +80,12 @@ impl Site {
                 "Linked from a sitemap page",
                 "Found through a sitemap only.",
             ),
+            _ if is_deep(path) => linking(
+                "A deep path",
+                "Each level links one more a/ below itself, forever: the crawler's \
+                 path-repetition guard ends it.",
+                &["a/"],
+            ),
             _ => return None,
         };
         Some(resource)
@@ -113,6 +119,7 @@ impl Site {
                 "A calendar",
                 "a trap: next month, forever",
             ),
+            ("deep/a/", "A deep path", "a trap: a/a/a/..., forever"),
         ] {
             h.li_a(href, text, note);
         }
@@ -243,6 +250,15 @@ fn matches(pattern: &str, target: &str) -> bool {
     } else {
         rest.contains(last)
     }
+}
+
+/// `/polite/deep/a/`, `/polite/deep/a/a/`, ...: the deep-path trap.
+pub(crate) fn is_deep(path: &str) -> bool {
+    path.strip_prefix("/polite/deep/").is_some_and(|rest| {
+        rest.len() <= 4096
+            && rest.ends_with("a/")
+            && rest.split_terminator('/').all(|segment| segment == "a")
+    })
 }
 
 fn text(content_type: &'static str, body: String) -> Resource {
