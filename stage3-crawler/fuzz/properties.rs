@@ -8,6 +8,9 @@
 //! `corpus/NAME/` and a line in `tests/fuzz_corpus.rs` (the HTTP response
 //! reader needs a sans-IO entry point first, since it reads from a socket).
 
+// Each fuzz target includes this file and calls one of its functions.
+#![allow(dead_code)]
+
 use crawl_kit::links::{Href, resolve_hrefs};
 use stage3_crawler::charset::decode;
 use stage3_crawler::robots::Robots;
