@@ -60,6 +60,7 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
+// ANCHOR: task
 /// What the task holds: the future until it finishes, then its outcome until
 /// the `JoinHandle` takes it.
 enum Stage<F: Future> {
@@ -68,7 +69,6 @@ enum Stage<F: Future> {
     Taken,
 }
 
-// ANCHOR: task
 /// A spawned future and everything the executor needs to drive it.
 pub(crate) struct Task<F: Future> {
     id: TaskId,

@@ -8,7 +8,7 @@ use url::Url;
 
 use crate::Style;
 
-/// Crawls every page reachable from URL on the same host, a task per URL,
+/// Crawls every page reachable from URL on the same host and port, a task per URL,
 /// and prints each URL as it is fetched. Plain HTTP only.
 #[derive(Debug, PartialEq, Parser)]
 #[command(name = "stage2-coroutines", version)]

@@ -80,7 +80,7 @@ struct Crawler {
 }
 
 // ANCHOR: crawl
-/// Crawls every page reachable from `root` on the same host, calling
+/// Crawls every page reachable from `root` on the same host and port, calling
 /// `on_outcome` as each URL finishes. Must run inside the runtime
 /// (`runtime::run_until_complete(crawl(...))`).
 pub async fn crawl(

@@ -49,8 +49,24 @@ fn round_trip(data: Vec<u8>) -> (Vec<u8>, usize) {
     })
     .unwrap();
     turn_until(&mut event_loop, "echo", || result.borrow().is_some());
-    let got = result.take().unwrap().expect("echo failed");
-    let echoed = peer.join().unwrap().expect("the peer failed");
+    let got = result.take().unwrap().unwrap_or_else(|e| {
+        panic!(
+            "echo called back with an error: {e} ({:?}). It should write everything, \
+             shut down its writing side (even when there is nothing to write: then at \
+             once), and read until the peer closes. A BrokenPipe means it wrote after \
+             shutting down, or after the socket closed.",
+            e.kind()
+        )
+    });
+    let echoed = peer.join().unwrap().unwrap_or_else(|e| {
+        panic!(
+            "the echo peer failed: {e} ({:?}). It reads until our side shuts down its \
+             writing, echoing each chunk back. A BrokenPipe or reset here means echo \
+             closed the socket (or dropped it) before reading back everything the peer \
+             sent: close only after reading returns 0.",
+            e.kind()
+        )
+    });
     assert_eq!(
         event_loop.registered(),
         0,
