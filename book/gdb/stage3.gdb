@@ -19,8 +19,10 @@
 source book/gdb/executor.gdb
 file target/debug/stage3-crawler
 # Two workers, parsing on the loop thread, no progress line: few tasks, and
-# the same order of events on every run. No root: it crawls the demo site.
-set args --max-tasks 2 --parse-threads 0 --progress never
+# the same order of events on every run. No robots.txt: its fetch would
+# come first, and this session is about a page's. No root: it crawls the
+# demo site.
+set args --max-tasks 2 --parse-threads 0 --progress never --ignore-robots
 # The crawler's report and log would mix with gdb's output.
 tty /dev/null
 set trace-commands on
