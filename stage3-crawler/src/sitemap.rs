@@ -7,7 +7,8 @@
 //! with a Content-Encoding). The protocol caps a file at 50,000 URLs and
 //! 50 MiB; so do we, so that a hostile sitemap with a million entries
 //! costs no more than an honest one. The XML is read with a pull parser,
-//! keeping only the `<loc>` values.
+//! keeping only the `<loc>` values. The protocol's other form, a text
+//! file of one URL per line, is read too.
 
 use std::fmt;
 
@@ -71,8 +72,9 @@ impl fmt::Display for SitemapError {
 impl std::error::Error for SitemapError {}
 
 // ANCHOR: parse_sitemap
-/// Parses a sitemap fetched from `sitemap_url`. A gzipped one is
-/// recognised by its first two bytes and inflated, up to the cap.
+/// Parses a sitemap fetched from `sitemap_url`: XML, or the protocol's
+/// text form (one URL per line). A gzipped one is recognised by its first
+/// two bytes and inflated, up to the cap.
 pub fn parse_sitemap(body: &[u8], sitemap_url: &Url) -> Result<Sitemap, SitemapError> {
     let inflated;
     let body = if body.starts_with(&[0x1f, 0x8b]) {
@@ -82,6 +84,9 @@ pub fn parse_sitemap(body: &[u8], sitemap_url: &Url) -> Result<Sitemap, SitemapE
     } else {
         body
     };
+    if !looks_like_xml(body) {
+        return parse_text(body, sitemap_url);
+    }
     let mut reader = Reader::from_reader(body);
     let mut sitemap = Sitemap {
         kind: SitemapKind::UrlSet,
@@ -130,6 +135,37 @@ pub fn parse_sitemap(body: &[u8], sitemap_url: &Url) -> Result<Sitemap, SitemapE
     Ok(sitemap)
 }
 // ANCHOR_END: parse_sitemap
+
+/// Whether a sitemap is XML rather than the protocol's other form, a text
+/// file of one URL per line: XML starts with `<`, after any BOM and space.
+fn looks_like_xml(body: &[u8]) -> bool {
+    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
+}
+
+/// A text sitemap: one absolute URL per line. Anything else in it counts
+/// as invalid; a file with no URL at all is not a sitemap.
+fn parse_text(body: &[u8], sitemap_url: &Url) -> Result<Sitemap, SitemapError> {
+    let text = String::from_utf8_lossy(body);
+    let mut sitemap = Sitemap {
+        kind: SitemapKind::UrlSet,
+        locs: Vec::new(),
+        dropped: 0,
+        invalid: 0,
+    };
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match Url::parse(line) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => {
+                add(&mut sitemap, line, sitemap_url)
+            }
+            _ => sitemap.invalid += 1,
+        }
+    }
+    if sitemap.locs.is_empty() && sitemap.dropped == 0 {
+        return Err(SitemapError::NotASitemap);
+    }
+    Ok(sitemap)
+}
 
 /// Adds `text` to the `<loc>` being read, if any, within reason: no URL
 /// is longer than a few kilobytes.
@@ -243,6 +279,16 @@ mod tests {
         let xml = "<urlset><url><loc>http://[bad</loc></url><url><loc></loc></url></urlset>";
         let s = parse_sitemap(xml.as_bytes(), &base()).unwrap();
         assert_eq!((s.locs.len(), s.invalid), (0, 2));
+    }
+
+    #[test]
+    fn a_text_sitemap_is_one_url_per_line() {
+        let text = "http://h/a\r\n\n  https://h/b#x  \nnot a url\nftp://h/c\n";
+        let s = parse_sitemap(text.as_bytes(), &base()).unwrap();
+        assert_eq!(s.kind, SitemapKind::UrlSet);
+        assert_eq!(urls(&s), ["http://h/a", "https://h/b"]);
+        assert_eq!(s.invalid, 2);
+        assert!(parse_sitemap(b"just some words", &base()).is_err());
     }
 
     #[test]
