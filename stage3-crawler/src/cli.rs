@@ -320,6 +320,10 @@ fn parse_regex(s: &str) -> Result<Regex, String> {
 /// `250ms`, `10s`, `1.5s`, `2m`, or a bare number of seconds; more than a
 /// day is surely a mistake, and a usage error.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    duration(s, false)
+}
+
+fn duration(s: &str, zero_is_fine: bool) -> Result<Duration, String> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -336,7 +340,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     };
     let duration = Duration::try_from_secs_f64(value * scale)
         .ok()
-        .filter(|d| !d.is_zero())
+        .filter(|d| zero_is_fine || !d.is_zero())
         .ok_or_else(|| format!("{s:?} is not a usable duration"))?;
     if duration > MAX_DURATION {
         return Err(format!("{s:?} is longer than a day"));
@@ -344,12 +348,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
-/// A duration that may be zero: `--delay 0` means no gap.
+/// A duration that may be zero: `--delay 0` (or `0s`, `0ms`) means no gap.
 pub fn parse_gap(s: &str) -> Result<Duration, String> {
-    if s.trim().parse::<f64>() == Ok(0.0) {
-        return Ok(Duration::ZERO);
-    }
-    parse_duration(s)
+    duration(s, true)
 }
 
 /// A User-Agent goes into a request header as it is: printable ASCII only,
@@ -697,6 +698,9 @@ mod tests {
             .unwrap()
             .config();
         assert_eq!(c.polite.delay, Duration::from_millis(250));
+        for zero in ["0", "0s", "0ms", "0.0"] {
+            assert_eq!(parse_gap(zero), Ok(Duration::ZERO), "{zero}");
+        }
     }
 
     #[test]
@@ -724,6 +728,7 @@ mod tests {
             &["c", "--per-host", "0"],
             &["c", "--delay", "-1s"],
             &["c", "--delay", "2d"],
+            &["c", "--delay", "0x"],
             &["c", "--max-crawl-delay", "25h"],
             &["c", "--user-agent", ""],
             &["c", "--user-agent", "bot\r\nX-Injected: 1"],
