@@ -208,7 +208,7 @@ impl Politeness {
     }
 
     /// What robots.txt already says about `url`, if its origin's file is
-    /// known: `Some(Robots)` if it is disallowed. Used when a link is seen,
+    /// known: `Some(SkipReason::Robots)` if it is disallowed. Used when a link is seen,
     /// so that a disallowed URL is never queued.
     pub fn robots_refusal(&self, url: &Url) -> Option<SkipReason> {
         if !self.config.robots {
