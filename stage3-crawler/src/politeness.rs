@@ -364,11 +364,16 @@ impl Politeness {
             let mut state = self.state.borrow_mut();
             let slot = state
                 .hosts
-                .entry(key)
+                .entry(key.clone())
                 .or_insert_with(|| HostSlot::new(self.config.delay));
             slot.delay = slot.delay.max(delay);
             let now = runtime::now();
             slot.next_start = Some(runtime::saturating_add(now, slot.delay));
+            // URLs of the host's other origin (http beside https) may be
+            // parked already: they now wait for the delay, so wake them then.
+            if !slot.parked.is_empty() {
+                self.arm_timer(&key, slot, now);
+            }
         }
         self.settle(url, RobotsState::Known(Rc::new(robots)), outcome);
     }
