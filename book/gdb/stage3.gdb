@@ -33,6 +33,7 @@ break runtime/src/task.rs:$step_line
 run
 bt
 p self.id
+p self.meta.name
 p self.state
 set print max-depth 1
 p *(*future).pointer

@@ -21,7 +21,7 @@ use log::trace;
 
 use crate::clock::Clock;
 use crate::event_loop::EventLoop;
-use crate::task::{JoinHandle, Runnable, Task, TaskState};
+use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState};
 use crate::waker::{RunQueue, TaskId, TaskWaker};
 
 /// The id of the future passed to [`Runtime::block_on`]. Spawned tasks count
@@ -77,11 +77,12 @@ impl Runtime {
 
     /// Spawns a task on this runtime. It starts running when
     /// [`block_on`](Self::block_on) next runs.
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
     {
-        self.inner.spawn(future)
+        self.inner.spawn(future, Meta::here(None))
     }
 
     /// A runtime whose timers run by `clock`: [`Clock::paused`] makes timer
@@ -215,17 +216,24 @@ impl Inner {
         }
     }
 
-    fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    fn spawn<F>(&self, future: F, meta: Meta) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
     {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         let waker = Arc::new(TaskWaker::new(id, self.queue.clone()));
-        let task = Task::new(id, future, waker.clone());
+        match &meta.name {
+            Some(name) => trace!(
+                target: "runtime",
+                "spawn task={id} name={name} at {}",
+                meta.spawned_at
+            ),
+            None => trace!(target: "runtime", "spawn task={id}"),
+        }
+        let task = Task::new(id, future, waker.clone(), meta);
         let handle = task.join_handle();
         self.tasks.borrow_mut().insert(id, task);
-        trace!(target: "runtime", "spawn task={id}");
         // A new task is born scheduled; put it in the queue to match.
         waker.take_scheduled();
         Waker::from(waker).wake();
@@ -256,31 +264,89 @@ impl Inner {
 }
 
 /// Spawns a task on the runtime running on this thread, and returns a handle
-/// to await its result or cancel it. asyncio's `create_task`.
+/// to await its result or cancel it. asyncio's `create_task`. To give it a
+/// name, for task dumps and traces, use [`TaskBuilder`].
 ///
 /// # Panics
 ///
 /// When no runtime is running on this thread, that is, outside
 /// [`Runtime::block_on`]. Use [`Runtime::spawn`] there instead.
+#[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
 {
-    match current() {
-        Some(inner) => inner.spawn(future),
-        None => panic!("runtime::spawn called outside Runtime::block_on; use Runtime::spawn"),
-    }
+    TaskBuilder::new().spawn(future)
 }
 
 /// [`spawn`], or `None` when no runtime is running on this thread: for code
 /// that may run while a runtime shuts down, such as a `Drop` that starts
 /// the next piece of work, where a panic would abort the program.
+#[track_caller]
 pub fn try_spawn<F>(future: F) -> Option<JoinHandle<F::Output>>
 where
     F: Future + 'static,
 {
-    current().map(|inner| inner.spawn(future))
+    TaskBuilder::new().try_spawn(future)
 }
+
+// ANCHOR: task_builder
+/// Spawns a task with a name (asyncio's `create_task(coro, name=...)`):
+/// `TaskBuilder::new().name("worker-3").spawn(future)`. The name, and where
+/// the task was spawned, show in [`dump_tasks`] and the trace log, and in a
+/// debugger as the task's `meta`.
+#[derive(Debug, Default)]
+pub struct TaskBuilder {
+    name: Option<String>,
+}
+
+impl TaskBuilder {
+    /// A builder for a task with no name yet.
+    pub fn new() -> TaskBuilder {
+        TaskBuilder::default()
+    }
+
+    /// Names the task.
+    pub fn name(mut self, name: impl Into<String>) -> TaskBuilder {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Spawns the task on the runtime running on this thread, as [`spawn`]
+    /// does (and panics where it does).
+    #[track_caller]
+    pub fn spawn<F>(self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+    {
+        let meta = Meta::here(self.name);
+        match current() {
+            Some(inner) => inner.spawn(future, meta),
+            None => panic!("runtime::spawn called outside Runtime::block_on; use Runtime::spawn"),
+        }
+    }
+
+    /// Spawns the task, or returns `None` when no runtime is running on
+    /// this thread, as [`try_spawn`] does.
+    #[track_caller]
+    pub fn try_spawn<F>(self, future: F) -> Option<JoinHandle<F::Output>>
+    where
+        F: Future + 'static,
+    {
+        let meta = Meta::here(self.name);
+        current().map(|inner| inner.spawn(future, meta))
+    }
+
+    /// Spawns the task on `runtime`, as [`Runtime::spawn`] does.
+    #[track_caller]
+    pub fn spawn_on<F>(self, runtime: &Runtime, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+    {
+        runtime.inner.spawn(future, Meta::here(self.name))
+    }
+}
+// ANCHOR_END: task_builder
 
 /// Runs `future` to completion on a new runtime: asyncio's
 /// `loop.run_until_complete`.
@@ -327,10 +393,24 @@ impl fmt::Debug for Tasks<'_> {
         let Ok(tasks) = self.0.tasks.try_borrow() else {
             return f.write_str("<task table busy>");
         };
-        let mut list: Vec<(TaskId, TaskState)> =
-            tasks.iter().map(|(id, t)| (*id, t.state())).collect();
-        list.sort_unstable_by_key(|(id, _)| *id);
+        let mut list: Vec<(TaskKey<'_>, TaskState)> = tasks
+            .iter()
+            .map(|(id, t)| (TaskKey(*id, t.meta().name.as_deref()), t.state()))
+            .collect();
+        list.sort_unstable_by_key(|(key, _)| key.0);
         f.debug_map().entries(list).finish()
+    }
+}
+
+/// A task in a dump: its id, and its name if it has one (`3 (worker-2)`).
+struct TaskKey<'a>(TaskId, Option<&'a str>);
+
+impl fmt::Debug for TaskKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            Some(name) => write!(f, "{} ({name})", self.0),
+            None => write!(f, "{}", self.0),
+        }
     }
 }
 
@@ -353,6 +433,46 @@ mod tests {
     #[test]
     fn block_on_returns_the_output() {
         assert_eq!(run_until_complete(async { 6 * 7 }).unwrap(), 42);
+    }
+
+    /// The name and spawn location the table keeps for task `id`.
+    fn meta_of(id: TaskId) -> (Option<String>, u32, String) {
+        let inner = current().unwrap();
+        let tasks = inner.tasks.borrow();
+        let meta = tasks[&id].meta();
+        let at = meta.spawned_at;
+        (
+            meta.name.as_deref().map(str::to_string),
+            at.line(),
+            at.file().to_string(),
+        )
+    }
+
+    #[test]
+    fn tasks_know_their_name_and_where_they_were_spawned() {
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            use std::future::pending;
+            let line = line!() + 1;
+            let named = TaskBuilder::new().name("worker-3").spawn(pending::<()>());
+            let plain_line = line!() + 1;
+            let plain = spawn(pending::<()>());
+            assert_eq!(
+                meta_of(named.id()),
+                (Some("worker-3".to_string()), line, file!().to_string())
+            );
+            // `spawn` passes its caller's location on (`#[track_caller]`).
+            assert_eq!(meta_of(plain.id()), (None, plain_line, file!().to_string()));
+            assert_eq!(
+                dump_tasks().unwrap(),
+                format!(
+                    "{{\n    {} (worker-3): Scheduled,\n    {}: Scheduled,\n}}",
+                    named.id(),
+                    plain.id()
+                )
+            );
+        })
+        .unwrap();
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::rc::Rc;
@@ -60,6 +61,14 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
+/// Who a task is, for a person reading a task dump, a trace or a
+/// debugger: the name it was given, if any, and where it was spawned.
+#[derive(Clone, Debug)]
+pub(crate) struct Meta {
+    pub(crate) name: Option<String>,
+    pub(crate) spawned_at: &'static Location<'static>,
+}
+
 // ANCHOR: task
 /// What the task holds: the future until it finishes, then its outcome until
 /// the `JoinHandle` takes it.
@@ -80,6 +89,8 @@ pub(crate) struct Task<F: Future> {
     join_waker: RefCell<Option<Waker>>,
     /// Set when `cancel` is called from inside this task's own poll.
     cancel_requested: Cell<bool>,
+    /// Its name and where it was spawned.
+    meta: Meta,
 }
 // ANCHOR_END: task
 
@@ -89,6 +100,7 @@ pub(crate) trait Runnable {
     fn step(&self) -> Poll<()>;
     fn state(&self) -> TaskState;
     fn cancel(&self);
+    fn meta(&self) -> &Meta;
 }
 
 /// The `JoinHandle`'s view of a task: only its output type is known.
@@ -100,7 +112,7 @@ trait Joinable<T> {
 }
 
 impl<F: Future + 'static> Task<F> {
-    pub(crate) fn new(id: TaskId, future: F, waker: Arc<TaskWaker>) -> Rc<Task<F>> {
+    pub(crate) fn new(id: TaskId, future: F, waker: Arc<TaskWaker>, meta: Meta) -> Rc<Task<F>> {
         Rc::new(Task {
             id,
             waker,
@@ -108,6 +120,7 @@ impl<F: Future + 'static> Task<F> {
             state: Cell::new(TaskState::Scheduled),
             join_waker: RefCell::new(None),
             cancel_requested: Cell::new(false),
+            meta,
         })
     }
 
@@ -201,6 +214,10 @@ impl<F: Future + 'static> Runnable for Task<F> {
         Waker::from(self.waker.clone()).wake();
     }
     // ANCHOR_END: cancel
+
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
 }
 
 impl<F: Future + 'static> Joinable<F::Output> for Task<F> {
@@ -276,5 +293,19 @@ impl<T> fmt::Debug for JoinHandle<T> {
             .field("id", &self.task.id())
             .field("finished", &self.task.is_finished())
             .finish()
+    }
+}
+
+// After the task's own impls, so that debuggers keep calling `step`
+// `{impl#3}`, as the debugger appendix does.
+impl Meta {
+    /// A task spawned by the caller of the `#[track_caller]` function that
+    /// calls this.
+    #[track_caller]
+    pub(crate) fn here(name: Option<String>) -> Meta {
+        Meta {
+            name,
+            spawned_at: Location::caller(),
+        }
     }
 }

@@ -582,7 +582,11 @@ fn run(args: &Args) -> io::Result<ExitCode> {
         let interrupt = Interrupt::install()
             .inspect_err(|e| log::warn!("Ctrl-C will not print a report: {e}"))
             .ok();
-        let progress = show_progress.then(|| runtime::spawn(progress::run(Rc::clone(&crawler))));
+        let progress = show_progress.then(|| {
+            runtime::TaskBuilder::new()
+                .name("progress")
+                .spawn(progress::run(Rc::clone(&crawler)))
+        });
         let outcome = match &interrupt {
             Some(interrupt) => crawler.crawl_until(interrupt.wait()).await,
             None => crawler.crawl().await,

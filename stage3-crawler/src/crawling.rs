@@ -17,7 +17,7 @@ use std::io;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use runtime::{Either, JoinHandle, Queue, catch_unwind};
+use runtime::{Either, JoinHandle, Queue, TaskBuilder, catch_unwind};
 use url::Url;
 
 use crate::charset::{charset_param, media_type};
@@ -209,7 +209,11 @@ impl Crawler {
     pub async fn crawl_until(self: &Rc<Self>, interrupt: impl Future<Output = ()>) -> Outcome {
         *self.current.borrow_mut() = vec![None; self.config.max_tasks];
         let workers: Vec<JoinHandle<()>> = (0..self.config.max_tasks)
-            .map(|worker| runtime::spawn(Rc::clone(self).work(worker)))
+            .map(|worker| {
+                TaskBuilder::new()
+                    .name(format!("worker-{worker}"))
+                    .spawn(Rc::clone(self).work(worker))
+            })
             .collect();
         self.t0.set(Instant::now());
         let outcome = match runtime::select(self.q.join(), interrupt).await {

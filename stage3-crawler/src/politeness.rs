@@ -32,7 +32,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use runtime::{JoinHandle, Queue};
+use runtime::{JoinHandle, Queue, TaskBuilder};
 use serde::{Serialize, Serializer};
 use url::Url;
 
@@ -332,7 +332,8 @@ impl Politeness {
             return;
         };
         let (state, queue, key) = (Rc::clone(&self.state), self.queue.clone(), key.clone());
-        slot.timer = Some(runtime::spawn(async move {
+        let name = format!("delay {}:{}", key.0, key.1);
+        slot.timer = Some(TaskBuilder::new().name(name).spawn(async move {
             runtime::sleep_until(at).await;
             let work = state
                 .borrow_mut()
