@@ -226,8 +226,9 @@ impl Inner {
         match &meta.name {
             Some(name) => trace!(
                 target: "runtime",
-                "spawn task={id} name={name} at {}",
-                meta.spawned_at
+                "spawn task={id} name={name} at {}:{}",
+                meta.spawned_at.file(),
+                meta.spawned_at.line()
             ),
             None => trace!(target: "runtime", "spawn task={id}"),
         }
@@ -370,6 +371,36 @@ pub fn dump_tasks() -> Option<String> {
     current().map(|inner| format!("{:#?}", Tasks(&inner)))
 }
 
+// ANCHOR: task_table
+/// The current runtime's tasks as a table, one line each, for a person
+/// asking a running program what it is doing (Python's `asyncio ps`): id,
+/// state, name and where it was spawned. `None` outside a runtime.
+pub fn task_table() -> Option<String> {
+    let inner = current()?;
+    let Ok(tasks) = inner.tasks.try_borrow() else {
+        return Some("<task table busy>\n".into());
+    };
+    let mut rows: Vec<_> = tasks.iter().collect();
+    rows.sort_unstable_by_key(|(id, _)| **id);
+    let mut table = format!(
+        "{:>6}  {:<9}  {:<24}  {}\n",
+        "task", "state", "name", "spawned at"
+    );
+    for (id, task) in rows {
+        let meta = task.meta();
+        let state = format!("{:?}", task.state());
+        let name = meta.name.as_deref().unwrap_or("-");
+        let at = meta.spawned_at;
+        table.push_str(&format!(
+            "{id:>6}  {state:<9}  {name:<24}  {}:{}\n",
+            at.file(),
+            at.line()
+        ));
+    }
+    Some(table)
+}
+// ANCHOR_END: task_table
+
 /// Prints [`dump_tasks`] to stderr. Meant for debuggers, which cannot call
 /// a function that returns a `String`: `call runtime::executor::debug_dump_tasks()`.
 pub fn debug_dump_tasks() {
@@ -473,6 +504,28 @@ mod tests {
             );
         })
         .unwrap();
+    }
+
+    #[test]
+    fn the_task_table_has_a_line_per_task() {
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            use std::future::pending;
+            let line = line!() + 1;
+            let named = TaskBuilder::new().name("worker-0").spawn(pending::<()>());
+            yield_now().await;
+            assert_eq!(
+                task_table().unwrap(),
+                format!(
+                    "  task  state      name                      spawned at\n\
+                     {:>6}  Waiting    worker-0                  {}:{line}\n",
+                    named.id(),
+                    file!()
+                )
+            );
+        })
+        .unwrap();
+        assert_eq!(task_table(), None);
     }
 
     #[test]

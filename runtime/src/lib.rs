@@ -45,7 +45,9 @@ pub use event_loop::{Callback, EventLoop, Readiness, TimerCallback, TimerId};
 /// For a debugger's `call`, not for programs: see the book's debugger
 /// appendix.
 pub use executor::debug_dump_tasks;
-pub use executor::{Runtime, TaskBuilder, dump_tasks, run_until_complete, spawn, try_spawn};
+pub use executor::{
+    Runtime, TaskBuilder, dump_tasks, run_until_complete, spawn, task_table, try_spawn,
+};
 pub use future::{Either, catch_unwind, panic_message, select, yield_now};
 pub use gather::gather;
 pub use net::{TcpListener, TcpStream, resolve};

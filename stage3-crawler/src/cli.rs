@@ -26,6 +26,7 @@ use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
 use crate::politeness::PoliteConfig;
 use crate::progress;
+use crate::ps::Ps;
 use crate::reporting;
 use crate::traps::TrapLimits;
 
@@ -208,6 +209,8 @@ no root could be fetched, 2 on a usage error, 130 when interrupted by Ctrl-C.
 
 Certificates are always verified, against the bundled Mozilla roots and
 any --ca-file; a certificate that fails is a statistic, not a fatal error.
+
+While it runs, `kill -USR1 PID` prints its task table to stderr.
 
 Examples:
   stage3-crawler                               crawl the built-in demo site
@@ -587,12 +590,20 @@ fn run(args: &Args) -> io::Result<ExitCode> {
                 .name("progress")
                 .spawn(progress::run(Rc::clone(&crawler)))
         });
+        // `kill -USR1 PID` prints the task table.
+        let ps = match Ps::install() {
+            Ok(ps) => Some(runtime::TaskBuilder::new().name("ps").spawn(ps.serve())),
+            Err(e) => {
+                log::warn!("SIGUSR1 will not print the task table: {e}");
+                None
+            }
+        };
         let outcome = match &interrupt {
             Some(interrupt) => crawler.crawl_until(interrupt.wait()).await,
             None => crawler.crawl().await,
         };
-        if let Some(progress) = progress {
-            progress.cancel();
+        for task in [progress, ps].into_iter().flatten() {
+            task.cancel();
         }
         progress::clear();
         // Keep counting Ctrl-C while the report is written.

@@ -18,6 +18,7 @@
 //! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
+//! | [`ps`] | `kill -USR1 PID` prints the task table | (ours: Python 3.14's `asyncio ps`) |
 
 #![warn(missing_docs)]
 
@@ -33,6 +34,7 @@ pub mod logging;
 pub mod parsing;
 pub mod politeness;
 pub mod progress;
+pub mod ps;
 pub mod reporting;
 pub mod robots;
 pub mod robots_fetch;

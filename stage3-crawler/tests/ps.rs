@@ -1,0 +1,133 @@
+//! `kill -USR1 PID` prints the running crawler's task table and the crawl
+//! goes on.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use demo_site::testing::read_request;
+
+/// A site whose `/` links to `/a` and `/b`, which never answer. Each
+/// request's path goes to the channel.
+fn stuck_site() -> (SocketAddr, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let tx = tx.clone();
+            thread::spawn(move || serve(stream, &tx));
+        }
+    });
+    (addr, rx)
+}
+
+fn serve(stream: TcpStream, tx: &mpsc::Sender<String>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    while let Some(request) = read_request(&mut reader) {
+        let path = request.split(' ').nth(1).unwrap_or("").to_string();
+        let _ = tx.send(path.clone());
+        if path != "/" {
+            // Never answer; return when the client closes.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+            return;
+        }
+        let body = "<a href=/a>a</a><a href=/b>b</a>";
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+    }
+}
+
+#[test]
+fn sigusr1_prints_the_task_table_and_the_crawl_goes_on() {
+    let (addr, requests) = stuck_site();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .args([
+            &format!("http://{addr}/"),
+            "--max-tasks",
+            "2",
+            "--ignore-robots",
+            "-q",
+            "--progress",
+            "never",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (lines_tx, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    // Both workers are stuck on a page: the crawl is under way.
+    let mut seen: Vec<String> = (0..3)
+        .map(|_| requests.recv_timeout(Duration::from_secs(60)).unwrap())
+        .collect();
+    seen.sort();
+    assert_eq!(seen, ["/", "/a", "/b"]);
+
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-USR1", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a line on stderr")
+    };
+    assert_eq!(next(), "tasks (SIGUSR1):");
+    assert_eq!(
+        next().split_whitespace().collect::<Vec<_>>(),
+        ["task", "state", "name", "spawned", "at"]
+    );
+    let rows: Vec<Vec<String>> = (0..3)
+        .map(|_| next().split_whitespace().map(str::to_string).collect())
+        .collect();
+    let summary: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[2].as_str(), r[1].as_str()))
+        .collect();
+    // In the order spawned: the watcher (printing, so running) before the
+    // crawl's workers.
+    assert_eq!(
+        summary,
+        [
+            ("ps", "Running"),
+            ("worker-0", "Waiting"),
+            ("worker-1", "Waiting")
+        ]
+    );
+    assert!(
+        rows[0][3].starts_with("stage3-crawler/src/cli.rs:"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1][3].starts_with("stage3-crawler/src/crawling.rs:"),
+        "{rows:?}"
+    );
+
+    // Still alive and crawling: Ctrl-C ends it as usual.
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
