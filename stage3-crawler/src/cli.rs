@@ -590,20 +590,30 @@ fn run(args: &Args) -> io::Result<ExitCode> {
                 .name("progress")
                 .spawn(progress::run(Rc::clone(&crawler)))
         });
-        // `kill -USR1 PID` prints the task table.
-        let ps = match Ps::install() {
-            Ok(ps) => Some(runtime::TaskBuilder::new().name("ps").spawn(ps.serve())),
-            Err(e) => {
-                log::warn!("SIGUSR1 will not print the task table: {e}");
-                None
+        // `kill -USR1 PID` prints the task table. The main future watches
+        // for it beside Ctrl-C, so the table holds only the crawl's tasks.
+        let ps = Ps::install()
+            .inspect_err(|e| log::warn!("SIGUSR1 will not print the task table: {e}"))
+            .ok();
+        let ctrl_c = async {
+            match &interrupt {
+                Some(interrupt) => interrupt.wait().await,
+                None => std::future::pending().await,
             }
         };
-        let outcome = match &interrupt {
-            Some(interrupt) => crawler.crawl_until(interrupt.wait()).await,
-            None => crawler.crawl().await,
+        let usr1 = async {
+            match &ps {
+                Some(ps) => ps.serve().await,
+                None => std::future::pending().await,
+            }
         };
-        for task in [progress, ps].into_iter().flatten() {
-            task.cancel();
+        let stop = async {
+            // `usr1` never ends: only Ctrl-C stops the crawl early.
+            let _ = runtime::select(ctrl_c, usr1).await;
+        };
+        let outcome = crawler.crawl_until(stop).await;
+        if let Some(progress) = progress {
+            progress.cancel();
         }
         progress::clear();
         // Keep counting Ctrl-C while the report is written.

@@ -17,8 +17,8 @@ use signal_hook::consts::SIGUSR1;
 
 // ANCHOR: ps
 /// The SIGUSR1 watcher. Install it inside `Runtime::block_on`, before the
-/// crawl starts (a SIGUSR1 with no handler ends the process), then spawn
-/// [`Ps::serve`].
+/// crawl starts (a SIGUSR1 with no handler ends the process), then await
+/// [`Ps::serve`] beside the crawl.
 pub struct Ps {
     reader: Registration<mio::net::UnixStream>,
     _handler: Unregister,
@@ -38,8 +38,9 @@ impl Ps {
         })
     }
 
-    /// Prints the task table on every SIGUSR1, until cancelled.
-    pub async fn serve(self) {
+    /// Prints the task table on every SIGUSR1. Never completes: drop it
+    /// to stop.
+    pub async fn serve(&self) {
         let mut bytes = [0u8; 64];
         loop {
             // One byte per signal; signals that came together print one table.
@@ -50,7 +51,7 @@ impl Ps {
             .await;
             if let Err(e) = signalled {
                 log::warn!("SIGUSR1 will not print the task table any more: {e}");
-                return;
+                return std::future::pending().await;
             }
             while let Ok(1..) = self.reader.get_ref().read(&mut bytes) {}
             let table = runtime::task_table().unwrap_or_default();
