@@ -12,6 +12,7 @@
 //! two lines, and never one that came in the first moment (`timeout`
 //! delivers one Ctrl-C twice, microseconds apart).
 
+use std::ffi::c_int;
 use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -26,46 +27,79 @@ use signal_hook::consts::SIGINT;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 // ANCHOR: interrupt
-/// A SIGINT watcher. Must be created inside `Runtime::block_on`.
-pub struct Interrupt {
+/// One signal, delivered as readiness: a handler that writes a byte per
+/// signal to one end of a socket pair, and the other end registered with
+/// our reactor. Dropping it removes the handler, so the signal has its
+/// default meaning again. Create it inside `Runtime::block_on`.
+pub struct SignalPipe {
     reader: Registration<mio::net::UnixStream>,
-    handlers: Vec<SigId>,
+    handler: SigId,
 }
 
-impl Interrupt {
-    /// Installs the SIGINT handler. Must run inside `Runtime::block_on`.
-    pub fn install() -> io::Result<Interrupt> {
+impl SignalPipe {
+    /// Installs the handler for `signal`.
+    pub fn install(signal: c_int) -> io::Result<SignalPipe> {
         let (reader, writer) = UnixStream::pair()?;
         reader.set_nonblocking(true)?;
         writer.set_nonblocking(true)?;
-        // One byte per press. The handler never exits the process itself:
-        // that could cut the report in the middle of a line.
-        let handlers = vec![signal_hook::low_level::pipe::register(SIGINT, writer)?];
+        // The handler only writes its byte: it never exits the process
+        // itself, which could cut the report in the middle of a line.
+        let handler = signal_hook::low_level::pipe::register(signal, writer)?;
         let reader = Registration::new(mio::net::UnixStream::from_std(reader))?;
-        Ok(Interrupt { reader, handlers })
+        Ok(SignalPipe { reader, handler })
     }
 
-    /// Completes when Ctrl-C is pressed.
-    pub async fn wait(&self) {
+    /// Completes when the signal has arrived (at least once since the
+    /// last `wait` or `take`).
+    pub async fn wait(&self) -> io::Result<()> {
         let mut byte = [0u8; 1];
-        // Readable means the handler wrote its byte (or, impossibly, the
-        // writer closed): either way, stop waiting.
-        let _ = poll_fn(|cx| {
+        poll_fn(|cx| {
             self.reader
                 .poll_io(cx, Direction::Read, |mut r| r.read(&mut byte))
         })
-        .await;
+        .await
+        .map(drop)
     }
 
-    /// How many presses arrived since the last call (or since `wait`
+    /// How many signals arrived since the last call (or since `wait`
     /// returned). Never blocks.
-    pub fn presses(&self) -> usize {
+    pub fn take(&self) -> usize {
         let mut bytes = [0u8; 64];
         let mut count = 0;
         while let Ok(n @ 1..) = self.reader.get_ref().read(&mut bytes) {
             count += n;
         }
         count
+    }
+}
+
+impl Drop for SignalPipe {
+    fn drop(&mut self) {
+        // The registration deregisters the pipe after this.
+        signal_hook::low_level::unregister(self.handler);
+    }
+}
+
+/// The Ctrl-C (SIGINT) watcher. Must be created inside `Runtime::block_on`.
+pub struct Interrupt(SignalPipe);
+
+impl Interrupt {
+    /// Installs the SIGINT handler.
+    pub fn install() -> io::Result<Interrupt> {
+        SignalPipe::install(SIGINT).map(Interrupt)
+    }
+
+    /// Completes when Ctrl-C is pressed.
+    pub async fn wait(&self) {
+        // Readable means the handler wrote its byte (or, impossibly, the
+        // writer closed): either way, stop waiting.
+        let _ = self.0.wait().await;
+    }
+
+    /// How many presses arrived since the last call (or since `wait`
+    /// returned). Never blocks.
+    pub fn presses(&self) -> usize {
+        self.0.take()
     }
 }
 // ANCHOR_END: interrupt
@@ -136,12 +170,3 @@ impl<W: Write> Write for ReportOut<W> {
     }
 }
 // ANCHOR_END: report_out
-
-impl Drop for Interrupt {
-    fn drop(&mut self) {
-        // The registration deregisters the pipe after this.
-        for id in self.handlers.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
-    }
-}

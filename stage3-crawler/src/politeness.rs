@@ -202,11 +202,6 @@ impl Politeness {
         }
     }
 
-    /// The settings.
-    pub fn config(&self) -> &PoliteConfig {
-        &self.config
-    }
-
     /// What robots.txt already says about `url`, if its origin's file is
     /// known: `Some(SkipReason::Robots)` if it is disallowed. Used when a link is seen,
     /// so that a disallowed URL is never queued.
@@ -423,13 +418,6 @@ impl Politeness {
             }
         }
         drained
-    }
-
-    /// Requests in flight to `url`'s host.
-    pub fn active(&self, url: &Url) -> usize {
-        host_key(url)
-            .and_then(|key| self.state.borrow().hosts.get(&key).map(|s| s.active))
-            .unwrap_or(0)
     }
 }
 

@@ -341,20 +341,12 @@ fn crawl_rows(
                 Side::Ours => {
                     let Some(bin) = &stage3 else { continue };
                     let run = child::run(
-                        measure(me, bin).args([
-                            root.as_str(),
-                            "--max-tasks",
-                            &max_tasks,
-                            // Like with like: the comparators neither read
-                            // robots.txt nor cap a host below max_tasks.
+                        // Like with like: the comparators neither read
+                        // robots.txt nor cap a host below max_tasks.
+                        stage3_crawl(&mut measure(me, bin), &root, &max_tasks).args([
                             "--per-host",
                             &max_tasks,
                             "--ignore-robots",
-                            "--report",
-                            "json",
-                            "--progress",
-                            "never",
-                            "-q",
                         ]),
                         CRAWL_LIMIT,
                     );
@@ -519,16 +511,11 @@ fn defaults_row(
     let mut secs = Vec::new();
     for round in 0..opts.rounds {
         let measured = child::run(
-            measure(me, bin).args([
-                root.as_str(),
-                "--max-tasks",
+            stage3_crawl(
+                &mut measure(me, bin),
+                &root,
                 &workload.max_tasks.to_string(),
-                "--report",
-                "json",
-                "--progress",
-                "never",
-                "-q",
-            ]),
+            ),
             CRAWL_LIMIT,
         )
         .map_err(|e| format!("stage 3 with its defaults failed: {e}"))?;
@@ -558,6 +545,22 @@ fn defaults_row(
 
 /// A command that runs `program` through this binary's launcher role (see
 /// `bench::child`); add the program's arguments.
+/// Stage 3's arguments for a measured crawl of `root`: the JSON report,
+/// which the harness checks against the site's answer key, and no output
+/// beside it.
+fn stage3_crawl<'c>(command: &'c mut Command, root: &str, max_tasks: &str) -> &'c mut Command {
+    command.args([
+        root,
+        "--max-tasks",
+        max_tasks,
+        "--report",
+        "json",
+        "--progress",
+        "never",
+        "-q",
+    ])
+}
+
 fn measure(me: &Path, program: &Path) -> Command {
     let mut command = Command::new(me);
     command.args(["child".as_ref(), "measure".as_ref(), program.as_os_str()]);
