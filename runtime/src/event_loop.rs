@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, saturating_add};
+use crate::recorder::{self, Actor, Event, Lints, Recording};
 
 use log::trace;
 use mio::event::Source;
@@ -109,6 +110,8 @@ pub struct EventLoop {
     stopped: bool,
     /// Where "now" comes from: the system, or a paused clock in tests.
     clock: Clock,
+    /// The recording this loop started, finished when the loop is dropped.
+    recording: Option<Recording>,
 }
 // ANCHOR_END: event_loop_struct
 
@@ -128,12 +131,34 @@ impl EventLoop {
             waker,
             stopped: false,
             clock: Clock::System,
+            recording: recorder::start_from_env(&Clock::System),
         })
     }
 
     /// Uses `clock` for timers from now on (a paused one, in tests).
     pub fn set_clock(&mut self, clock: Clock) {
+        if let Some(recording) = &self.recording {
+            recording.set_clock(clock.clone());
+        }
         self.clock = clock;
+    }
+
+    /// Starts recording what this loop (and the runtime on it) does, with
+    /// the default lints, until the loop is dropped. Replaces a recording
+    /// the environment started (`RUNTIME_TRACE`), which is then not
+    /// written.
+    pub fn record(&mut self) -> Recording {
+        self.record_with(Lints::default())
+    }
+
+    /// [`record`](Self::record), with these lint thresholds.
+    pub fn record_with(&mut self, lints: Lints) -> Recording {
+        if let Some(old) = self.recording.take() {
+            old.discard();
+        }
+        let recording = recorder::start(self.clock.clone(), lints, None);
+        self.recording = Some(recording.clone());
+        recording
     }
 
     /// The time now, by the loop's clock.
@@ -158,6 +183,10 @@ impl EventLoop {
         self.next_token += 1;
         self.callbacks.insert(token, Some(Box::new(callback)));
         trace!(target: "runtime", "register token={} interest={interest:?}", token.0);
+        recorder::record(|| Event::Register {
+            token: token.0,
+            by: Actor::Outside,
+        });
         Ok(token)
     }
     // ANCHOR_END: register
@@ -193,6 +222,10 @@ impl EventLoop {
             return Err(not_registered(token));
         }
         trace!(target: "runtime", "unregister token={}", token.0);
+        recorder::record(|| Event::Deregister {
+            token: token.0,
+            by: Actor::Outside,
+        });
         self.poll.registry().deregister(source)
     }
 
@@ -202,6 +235,10 @@ impl EventLoop {
     pub fn forget(&mut self, token: Token) {
         if self.callbacks.remove(&token).is_some() {
             trace!(target: "runtime", "forget token={}", token.0);
+            recorder::record(|| Event::Deregister {
+                token: token.0,
+                by: Actor::Outside,
+            });
         }
     }
 
@@ -230,6 +267,11 @@ impl EventLoop {
         self.next_timer += 1;
         self.timers.insert(id, Box::new(callback));
         trace!(target: "runtime", "timer set id={} in {:?}", id.seq, deadline.saturating_duration_since(self.now()));
+        recorder::record(|| Event::TimerSet {
+            timer: id.seq,
+            after: deadline.saturating_duration_since(self.now()),
+            by: Actor::Outside,
+        });
         id
     }
 
@@ -238,6 +280,10 @@ impl EventLoop {
         let cancelled = self.timers.remove(&id).is_some();
         if cancelled {
             trace!(target: "runtime", "timer cancelled id={}", id.seq);
+            recorder::record(|| Event::TimerCancelled {
+                timer: id.seq,
+                by: Actor::Outside,
+            });
         }
         cancelled
     }
@@ -314,11 +360,18 @@ impl EventLoop {
             self.callbacks.len(),
             self.timers.len()
         );
+        recorder::record(|| Event::WaitStart { timeout: wait });
         match self.poll.poll(&mut self.events, wait) {
             Ok(()) => {}
             // A signal arrived while we slept. Not an error: go round again.
             Err(e) if e.kind() == io::ErrorKind::Interrupted => self.events.clear(),
             Err(e) => return Err(e),
+        }
+        recorder::record(|| Event::WaitEnd {
+            events: self.events.iter().count(),
+        });
+        if recorder::is_on() && self.events.iter().any(|e| e.token() == WAKE_TOKEN) {
+            recorder::record(|| Event::Poke);
         }
         // Copy the events out: callbacks need `&mut self`, and the buffer is
         // part of `self`. The copy's allocation is kept for the next turn.
@@ -355,7 +408,12 @@ impl EventLoop {
             return false;
         };
         trace!(target: "runtime", "event token={} {readiness:?}", token.0);
+        recorder::record(|| Event::CallbackStart {
+            token: token.0,
+            readiness,
+        });
         callback(self, readiness);
+        recorder::record(|| Event::CallbackEnd { token: token.0 });
         // Put it back, unless the callback unregistered itself (no slot) or
         // installed a successor with `modify` (slot already filled).
         if let Some(slot @ None) = self.callbacks.get_mut(&token) {
@@ -378,7 +436,9 @@ impl EventLoop {
             }
             let (id, callback) = entry.remove_entry();
             trace!(target: "runtime", "timer fired id={}", id.seq);
+            recorder::record(|| Event::TimerStart { timer: id.seq });
             callback(self);
+            recorder::record(|| Event::TimerEnd { timer: id.seq });
             fired += 1;
         }
         fired
@@ -394,6 +454,15 @@ impl fmt::Debug for EventLoop {
             .field("timers", &self.timers.len())
             .field("stopped", &self.stopped)
             .finish()
+    }
+}
+
+impl Drop for EventLoop {
+    fn drop(&mut self) {
+        // Writes the trace, if the environment asked for one.
+        if let Some(recording) = self.recording.take() {
+            recording.finish();
+        }
     }
 }
 

@@ -21,6 +21,7 @@ use log::trace;
 
 use crate::clock::Clock;
 use crate::event_loop::EventLoop;
+use crate::recorder::{self, Actor, Event, Lints, Outcome, Recording, WarningKind};
 use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState};
 use crate::waker::{RunQueue, TaskId, TaskWaker};
 
@@ -93,6 +94,17 @@ impl Runtime {
         Ok(runtime)
     }
 
+    /// Starts recording what this runtime does (see [`Recording`]), with the
+    /// default lints, until the runtime is dropped.
+    pub fn record(&self) -> Recording {
+        self.inner.event_loop.borrow_mut().record()
+    }
+
+    /// [`record`](Self::record), with these lint thresholds.
+    pub fn record_with(&self, lints: Lints) -> Recording {
+        self.inner.event_loop.borrow_mut().record_with(lints)
+    }
+
     /// The time now, by this runtime's clock.
     pub fn now(&self) -> std::time::Instant {
         self.inner.event_loop.borrow().now()
@@ -119,15 +131,32 @@ impl Runtime {
     /// Fails if the OS selector fails, or if called from inside another
     /// `block_on` on this thread (asyncio's "this event loop is already
     /// running").
+    #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> io::Result<F::Output> {
         let _context = self.enter()?;
         let mut future = pin!(future);
         let main = Arc::new(TaskWaker::new(MAIN, self.inner.queue.clone()));
         let main_waker = Waker::from(main.clone());
+        let at = std::panic::Location::caller();
+        recorder::record(|| Event::Spawn {
+            task: MAIN,
+            name: Some("main".into()),
+            at,
+            by: Actor::Outside,
+        });
         loop {
             if main.take_scheduled() {
+                recorder::record(|| Event::PollStart { task: MAIN });
                 let poll = future.as_mut().poll(&mut Context::from_waker(&main_waker));
                 trace!(target: "runtime", "poll main -> {}", if poll.is_ready() { "Ready" } else { "Pending" });
+                recorder::record(|| Event::PollEnd {
+                    task: MAIN,
+                    outcome: if poll.is_ready() {
+                        Outcome::Ready
+                    } else {
+                        Outcome::Pending
+                    },
+                });
                 if let Poll::Ready(output) = poll {
                     return Ok(output);
                 }
@@ -186,14 +215,14 @@ impl Drop for Runtime {
     fn drop(&mut self) {
         // Cancel what is left so that sockets close now; the futures may
         // deregister from our event loop as they go, so it must still exist.
-        let tasks: Vec<_> = self
-            .inner
-            .tasks
-            .borrow_mut()
-            .drain()
-            .map(|(_, t)| t)
-            .collect();
-        for task in tasks {
+        let mut tasks: Vec<_> = self.inner.tasks.borrow_mut().drain().collect();
+        if recorder::is_on() {
+            tasks.sort_unstable_by_key(|(id, _)| *id);
+            for (id, _) in &tasks {
+                recorder::warn(WarningKind::LeftBehind, *id);
+            }
+        }
+        for (_, task) in tasks {
             task.cancel();
         }
     }
@@ -232,6 +261,12 @@ impl Inner {
             ),
             None => trace!(target: "runtime", "spawn task={id}"),
         }
+        recorder::record(|| Event::Spawn {
+            task: id,
+            name: meta.name.clone(),
+            at: meta.spawned_at,
+            by: Actor::Outside,
+        });
         let task = Task::new(id, future, waker.clone(), meta);
         let handle = task.join_handle();
         self.tasks.borrow_mut().insert(id, task);
@@ -351,6 +386,7 @@ impl TaskBuilder {
 
 /// Runs `future` to completion on a new runtime: asyncio's
 /// `loop.run_until_complete`.
+#[track_caller]
 pub fn run_until_complete<F: Future>(future: F) -> io::Result<F::Output> {
     Runtime::new()?.block_on(future)
 }

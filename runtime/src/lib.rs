@@ -16,9 +16,13 @@
 //! | `queue` | `asyncio.Queue` |
 //! | `gather` | `asyncio.gather` |
 //! | `future` | `asyncio.sleep(0)`, `asyncio.wait(FIRST_COMPLETED)`, and a panic caught |
+//! | `recorder`, `chrome_trace` | asyncio's debug mode; (ours) a timeline of every poll and wake |
 //!
 //! Every loop turn, poll, wake, registration and timer logs a line at trace
-//! level under the target `runtime`: run with `RUST_LOG=runtime=trace`.
+//! level under the target `runtime`: run with `RUST_LOG=runtime=trace`. The
+//! `recorder` keeps the same events as data: `RUNTIME_TRACE=trace.json`
+//! writes them as a Chrome trace, and `RUNTIME_DEBUG=1` warns about slow
+//! polls, lost wakers, busy tasks and tasks left behind.
 
 #![warn(missing_docs, missing_debug_implementations)]
 
@@ -26,6 +30,7 @@
 // all here, at `runtime::NAME` (mini-redis's rule). `oneshot` stays a
 // module, as its items read best qualified (`oneshot::channel`).
 mod blocking;
+mod chrome_trace;
 mod clock;
 mod event_loop;
 mod executor;
@@ -35,6 +40,7 @@ mod net;
 pub mod oneshot;
 mod queue;
 mod reactor;
+mod recorder;
 mod task;
 mod time;
 mod waker;
@@ -53,6 +59,7 @@ pub use gather::gather;
 pub use net::{TcpListener, TcpStream, resolve};
 pub use queue::{Get, Join, Queue, TaskDoneError};
 pub use reactor::{Direction, Registration};
+pub use recorder::{Actor, Event, Lints, Outcome, Record, Recording, Warning, WarningKind};
 pub use task::{JoinError, JoinHandle, TaskState};
 pub use time::{Elapsed, Sleep, deadline_after, now, sleep, sleep_until, timeout};
 pub use waker::TaskId;

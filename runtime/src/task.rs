@@ -19,6 +19,7 @@ use std::task::{Context, Poll, Waker};
 
 use log::{error, trace};
 
+use crate::recorder::{self, Event, Outcome, WarningKind};
 use crate::waker::{TaskId, TaskWaker};
 
 /// Where a task is in its life, as [`Runtime`](crate::Runtime)'s `Debug`
@@ -128,6 +129,23 @@ impl<F: Future + 'static> Task<F> {
         JoinHandle { task: self.clone() }
     }
 
+    /// Records a `Pending` poll, and checks that something can wake the
+    /// task: the poll's own `waker` is dropped first, so any count left
+    /// beyond the task's is a clone some future kept.
+    fn record_pending(&self, waker: Waker) {
+        if !recorder::is_on() {
+            return;
+        }
+        recorder::record(|| Event::PollEnd {
+            task: self.id,
+            outcome: Outcome::Pending,
+        });
+        drop(waker);
+        if !self.waker.is_scheduled() && !TaskWaker::is_held_elsewhere(&self.waker) {
+            recorder::warn(WarningKind::LostWaker, self.id);
+        }
+    }
+
     fn finish(&self, outcome: Result<F::Output, JoinError>) {
         // Swap the future out first and drop it after the borrow ends: its
         // destructor may close sockets or even cancel other tasks.
@@ -156,6 +174,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
                 return Poll::Ready(()); // cancelled while it sat in the queue
             };
             self.state.set(TaskState::Running);
+            recorder::record(|| Event::PollStart { task: self.id });
             // A panic in one task must not take the loop and every other task
             // down with it; it becomes that task's result instead.
             panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
@@ -168,6 +187,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
                     TaskState::Waiting
                 });
                 trace!(target: "runtime", "poll task={} -> Pending", self.id);
+                self.record_pending(waker);
                 return Poll::Pending;
             }
             Ok(Poll::Pending) => Err(JoinError::Cancelled),
@@ -176,6 +196,11 @@ impl<F: Future + 'static> Runnable for Task<F> {
                 payload.as_ref(),
             ))),
         };
+        let ended = match &outcome {
+            Ok(_) => Outcome::Ready,
+            Err(JoinError::Panicked(_)) => Outcome::Panicked,
+            Err(_) => Outcome::Cancelled,
+        };
         match &outcome {
             Ok(_) => trace!(target: "runtime", "poll task={} -> Ready", self.id),
             Err(JoinError::Panicked(msg)) => {
@@ -183,7 +208,12 @@ impl<F: Future + 'static> Runnable for Task<F> {
             }
             Err(e) => trace!(target: "runtime", "poll task={} -> {e}", self.id),
         }
+        // Part of the poll: dropping the future, and waking the awaiter.
         self.finish(outcome);
+        recorder::record(|| Event::PollEnd {
+            task: self.id,
+            outcome: ended,
+        });
         Poll::Ready(())
     }
     // ANCHOR_END: step
@@ -208,6 +238,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
             return;
         }
         trace!(target: "runtime", "cancel task={}", self.id);
+        recorder::record(|| Event::Cancelled { task: self.id });
         self.finish(Err(JoinError::Cancelled));
         // Let the executor step the task once more, see it finished, and
         // drop it from its table.

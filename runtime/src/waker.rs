@@ -119,6 +119,10 @@ impl Wake for TaskWaker {
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.scheduled.swap(true, Ordering::AcqRel) {
             trace!(target: "runtime", "wake task={}", self.id);
+            crate::recorder::record(|| crate::recorder::Event::Wake {
+                task: self.id,
+                by: crate::recorder::Actor::Outside,
+            });
             self.queue.push(self.id);
         }
     }
@@ -144,6 +148,12 @@ impl TaskWaker {
 
     pub(crate) fn is_scheduled(&self) -> bool {
         self.scheduled.load(Ordering::Acquire)
+    }
+
+    /// Whether anything besides `this` (the task's own reference) holds
+    /// this waker: for the lost-waker lint, after a `Pending` poll.
+    pub(crate) fn is_held_elsewhere(this: &Arc<TaskWaker>) -> bool {
+        Arc::strong_count(this) > 1
     }
 }
 

@@ -1,0 +1,215 @@
+//! A runtime trace read back from its Chrome trace-event JSON: lanes,
+//! spans, arrows and marks, in microseconds.
+//!
+//! The writer is `runtime/src/chrome_trace.rs`; this reads only what it
+//! writes (every event keeps its fields in `args`), and rejects anything
+//! else with a clear error rather than drawing nonsense.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+/// The track of the event loop.
+pub const LOOP: u64 = 0;
+
+/// Task `id`'s lane, as the writer numbers them (the loop is 0).
+pub fn task_lane(id: u64) -> u64 {
+    id + 1
+}
+
+/// A box on a lane: a poll, a callback, a timer's callback, a wait.
+#[derive(Clone, Debug)]
+pub struct Span {
+    pub lane: u64,
+    pub kind: SpanKind,
+    pub start: f64,
+    pub end: f64,
+    /// What the span says: the poll's outcome, the callback's token.
+    pub label: String,
+    /// For a callback: what the event said ("readable", "writable").
+    pub detail: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpanKind {
+    Poll,
+    Callback,
+    Timer,
+    Wait,
+}
+
+/// A wake: from where it happened to the poll it caused.
+#[derive(Clone, Debug)]
+pub struct Arrow {
+    pub from_lane: u64,
+    pub from: f64,
+    pub to_lane: u64,
+    pub to: f64,
+    /// Who woke the task, as the trace names it ("io token=3", "task 2",
+    /// "timer 0", "another thread", "outside").
+    pub by: String,
+}
+
+/// A moment on a lane: a spawn, a registration, a timer set, a warning.
+#[derive(Clone, Debug)]
+pub struct Mark {
+    pub lane: u64,
+    pub at: f64,
+    pub kind: String,
+    pub label: String,
+    /// For a spawn: the new task's lane.
+    pub about: Option<u64>,
+}
+
+/// Everything in a trace.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Lane id (the trace's `tid`) to its name, in drawing order.
+    pub lanes: BTreeMap<u64, String>,
+    pub spans: Vec<Span>,
+    pub arrows: Vec<Arrow>,
+    pub marks: Vec<Mark>,
+}
+
+impl Trace {
+    /// Reads a trace written by the runtime's recorder.
+    pub fn parse(json: &str) -> Result<Trace, String> {
+        let root: Value = serde_json::from_str(json).map_err(|e| format!("not JSON: {e}"))?;
+        let events = root
+            .get("traceEvents")
+            .and_then(Value::as_array)
+            .ok_or("not a Chrome trace: no \"traceEvents\" array")?;
+        let mut trace = Trace::default();
+        let mut flow_starts: HashMap<u64, (u64, f64)> = HashMap::new();
+        for (i, event) in events.iter().enumerate() {
+            let field = |name: &str| event.get(name);
+            let ph = field("ph").and_then(Value::as_str).unwrap_or("");
+            let name = field("name").and_then(Value::as_str).unwrap_or("");
+            let cat = field("cat").and_then(Value::as_str).unwrap_or("");
+            let lane = field("tid").and_then(Value::as_u64).unwrap_or(LOOP);
+            let ts = field("ts").and_then(Value::as_f64);
+            let args = field("args").cloned().unwrap_or(Value::Null);
+            let arg = |name: &str| {
+                args.get(name)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let need_ts = || ts.ok_or(format!("event {i} ({name}) has no \"ts\""));
+            match ph {
+                "M" if name == "thread_name" => {
+                    trace.lanes.insert(lane, arg("name"));
+                }
+                "M" => {}
+                "X" => {
+                    let start = need_ts()?;
+                    let dur = field("dur").and_then(Value::as_f64).unwrap_or(0.0);
+                    let (kind, label) = match cat {
+                        "poll" => (SpanKind::Poll, arg("outcome")),
+                        "callback" => (SpanKind::Callback, name.to_string()),
+                        "timer" => (SpanKind::Timer, name.to_string()),
+                        "wait" => (SpanKind::Wait, String::new()),
+                        _ => continue,
+                    };
+                    let flags: Vec<&str> = ["readable", "writable", "error"]
+                        .into_iter()
+                        .filter(|f| args.get(*f).and_then(Value::as_bool) == Some(true))
+                        .collect();
+                    trace.spans.push(Span {
+                        lane,
+                        kind,
+                        start,
+                        end: start + dur.max(0.0),
+                        label,
+                        detail: flags.join(" "),
+                    });
+                }
+                "s" => {
+                    let id = field("id")
+                        .and_then(Value::as_u64)
+                        .ok_or("a flow without an id")?;
+                    flow_starts.insert(id, (lane, need_ts()?));
+                }
+                "f" => {
+                    let id = field("id")
+                        .and_then(Value::as_u64)
+                        .ok_or("a flow without an id")?;
+                    let (from_lane, from) = flow_starts
+                        .remove(&id)
+                        .ok_or(format!("flow {id} ends before it starts"))?;
+                    trace.arrows.push(Arrow {
+                        from_lane,
+                        from,
+                        to_lane: lane,
+                        to: need_ts()?,
+                        by: arg("by"),
+                    });
+                }
+                "i" => {
+                    let label = match cat {
+                        "warning" => arg("message"),
+                        "spawn" => arg("by"),
+                        _ => name.to_string(),
+                    };
+                    let about = (cat == "spawn")
+                        .then(|| args.get("task").and_then(Value::as_u64))
+                        .flatten()
+                        .map(task_lane);
+                    trace.marks.push(Mark {
+                        lane,
+                        at: need_ts()?,
+                        kind: cat.to_string(),
+                        label,
+                        about,
+                    });
+                }
+                other => return Err(format!("event {i}: unknown phase {other:?}")),
+            }
+        }
+        trace.spans.sort_by(|a, b| a.start.total_cmp(&b.start));
+        trace.arrows.sort_by(|a, b| a.to.total_cmp(&b.to));
+        trace.marks.sort_by(|a, b| a.at.total_cmp(&b.at));
+        Ok(trace)
+    }
+
+    /// The trace cut to `[from, to]` microseconds: spans that overlap it
+    /// (clipped), arrows that land in it, marks inside it.
+    pub fn window(mut self, from: f64, to: f64) -> Trace {
+        self.spans.retain(|s| s.end >= from && s.start <= to);
+        for s in &mut self.spans {
+            s.start = s.start.max(from);
+            s.end = s.end.min(to);
+        }
+        self.arrows.retain(|a| a.to >= from && a.to <= to);
+        for a in &mut self.arrows {
+            a.from = a.from.max(from);
+        }
+        self.marks.retain(|m| m.at >= from && m.at <= to);
+        self
+    }
+
+    /// The name a story uses for a lane: the task's name, or "main", or
+    /// "task" for an unnamed task (ids depend on timing; names do not).
+    pub fn role(&self, lane: u64) -> String {
+        let name = self.lanes.get(&lane).map_or("", String::as_str);
+        match name.find('(') {
+            Some(open) => name[open + 1..].trim_end_matches(')').to_string(),
+            None if name.starts_with("task ") => "task".to_string(),
+            None => name.to_string(),
+        }
+    }
+
+    /// The role of whoever an arrow's `by` names.
+    pub fn role_of_actor(&self, by: &str) -> String {
+        if let Some(id) = by.strip_prefix("task ").and_then(|n| n.parse::<u64>().ok()) {
+            return self.role(task_lane(id));
+        }
+        if by.starts_with("io ") {
+            return "io".into();
+        }
+        if by.starts_with("timer ") {
+            return "a timer".into();
+        }
+        by.to_string()
+    }
+}
