@@ -218,8 +218,12 @@ impl Drop for Runtime {
         let mut tasks: Vec<_> = self.inner.tasks.borrow_mut().drain().collect();
         if recorder::is_on() {
             tasks.sort_unstable_by_key(|(id, _)| *id);
-            for (id, _) in &tasks {
-                recorder::warn(WarningKind::LeftBehind, *id);
+            // A cancelled task stays in the table, finished, until the
+            // executor steps it once more; only unfinished ones are lost.
+            for (id, task) in &tasks {
+                if task.state() != TaskState::Finished {
+                    recorder::warn(WarningKind::LeftBehind, *id);
+                }
             }
         }
         for (_, task) in tasks {

@@ -15,7 +15,8 @@
 //!   made on a thread records, and writes the trace when it is dropped, as
 //!   Chrome trace-event JSON (open it in <https://ui.perfetto.dev> or
 //!   `chrome://tracing`; `cargo run -p timeline` draws it as an SVG);
-//! * `RUNTIME_DEBUG=1`: the same recording, kept only for its warnings;
+//! * `RUNTIME_DEBUG=1`: the same recording, kept only for its warnings
+//!   (`RUNTIME_SLOW_POLL_MS` changes what counts as slow);
 //! * [`Runtime::record`](crate::Runtime::record) or
 //!   [`EventLoop::record`](crate::EventLoop::record), from a test, which
 //!   gets a [`Recording`] to read.
@@ -562,16 +563,34 @@ impl Log {
     }
 }
 
-/// How the environment asks for a recording: a file to write, and whether
-/// to record at all.
-fn from_env() -> &'static (bool, Option<PathBuf>) {
-    static ENV: OnceLock<(bool, Option<PathBuf>)> = OnceLock::new();
+/// What the environment asks for: whether to record, the file to write,
+/// and the lints' thresholds (`RUNTIME_SLOW_POLL_MS` sets the slow-poll
+/// one).
+struct FromEnv {
+    on: bool,
+    file: Option<PathBuf>,
+    lints: Lints,
+}
+
+fn from_env() -> &'static FromEnv {
+    static ENV: OnceLock<FromEnv> = OnceLock::new();
     ENV.get_or_init(|| {
         let file = std::env::var_os("RUNTIME_TRACE")
             .filter(|f| !f.is_empty())
             .map(PathBuf::from);
         let debug = std::env::var_os("RUNTIME_DEBUG").is_some_and(|v| !v.is_empty() && v != "0");
-        (file.is_some() || debug, file)
+        let mut lints = Lints::default();
+        if let Some(ms) = std::env::var("RUNTIME_SLOW_POLL_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+        {
+            lints.slow_poll = Duration::from_millis(ms);
+        }
+        FromEnv {
+            on: file.is_some() || debug,
+            file,
+            lints,
+        }
     })
 }
 
@@ -579,11 +598,11 @@ fn from_env() -> &'static (bool, Option<PathBuf>) {
 /// the environment asks for one and none is on. The loop keeps it and
 /// finishes it when dropped.
 pub(crate) fn start_from_env(clock: &Clock) -> Option<Recording> {
-    let (on, file) = from_env();
-    if !on || is_on() {
+    let env = from_env();
+    if !env.on || is_on() {
         return None;
     }
-    Some(start(clock.clone(), Lints::default(), file.clone()))
+    Some(start(clock.clone(), env.lints, env.file.clone()))
 }
 
 /// Starts a recording on this thread (replacing any other).

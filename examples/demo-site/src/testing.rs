@@ -111,6 +111,42 @@ pub fn run(path: impl AsRef<OsStr>, args: &[&str]) -> io::Result<Output> {
         .output()
 }
 
+/// Runs the binary at `path` as [`run`] does, with the runtime's recorder
+/// on (`RUNTIME_TRACE`), and returns the warnings of its lints: lost
+/// wakers, busy self-wakes, tasks left behind. Slow polls are left out
+/// (their threshold is raised to an hour): whether a poll takes 10 ms
+/// depends on the machine, and the runtime's own tests check that lint on
+/// a paused clock.
+pub fn run_with_lints(path: impl AsRef<OsStr>, args: &[&str]) -> io::Result<(Output, Vec<String>)> {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let trace = std::env::temp_dir().join(format!("lints-{}-{n}.json", std::process::id()));
+    let output = Command::new(path)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env("RUNTIME_TRACE", &trace)
+        .env("RUNTIME_SLOW_POLL_MS", "3600000")
+        .output()?;
+    let json = std::fs::read_to_string(&trace)
+        .map_err(|e| io::Error::other(format!("no trace at {}: {e}", trace.display())))?;
+    let _ = std::fs::remove_file(&trace);
+    if !json.contains("\"traceEvents\"") {
+        return Err(io::Error::other("the trace has no events"));
+    }
+    // The recorder writes one event per line; a warning keeps its text in
+    // "message".
+    let warnings = json
+        .lines()
+        .filter(|line| line.contains("\"cat\":\"warning\""))
+        .map(|line| {
+            line.split_once("\"message\":")
+                .map_or(line, |(_, message)| message.trim_end_matches(['}', ',']))
+                .to_string()
+        })
+        .collect();
+    Ok((output, warnings))
+}
+
 /// The bytes as text; a test fails on output that is not UTF-8.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
