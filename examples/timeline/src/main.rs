@@ -34,8 +34,8 @@ struct Args {
     /// Print the story: each task's steps in logical time.
     #[arg(long)]
     story: bool,
-    /// In the story, also tell each socket's callbacks (for a program of
-    /// bare callbacks, such as stage 1).
+    /// Give each socket's callbacks a lane of their own, and tell them in
+    /// the story (for a program of bare callbacks, such as stage 1).
     #[arg(long)]
     sockets: bool,
     /// The figure's title.
@@ -68,6 +68,9 @@ fn run(args: &Args) -> Result<(), String> {
         print!("{}", story::tell(&trace, args.sockets));
     }
     if let Some(path) = &args.svg {
+        if args.sockets {
+            trace = trace.with_socket_lanes();
+        }
         if args.from.is_some() || args.to.is_some() {
             let from = args.from.map_or(f64::NEG_INFINITY, |ms| ms * 1000.0);
             let to = args.to.map_or(f64::INFINITY, |ms| ms * 1000.0);

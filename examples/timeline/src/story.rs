@@ -1,102 +1,128 @@
-//! A trace told as text, in logical time: what happened to each task, in
-//! order, with no timestamps. Two runs of the same program tell the same
-//! story even when the machine, the timings and the interleaving of tasks
-//! differ, so the book checks its figures against their stories (a
-//! figure's SVG changes with every run; its story must not).
+//! A trace told as text, in logical time: for each kind of task, who
+//! spawned it, what woke it, what its polls returned and whether it was
+//! cancelled. Two runs of the same program tell the same story even when
+//! the machine, the timings and the interleaving of tasks differ, so the
+//! book checks its figures against their stories (a figure's SVG changes
+//! with every run; its story must not).
 //!
 //! To be independent of timing, a story:
-//! * names tasks by their name (or "main", or "task"), never by id;
-//! * merges a step repeated back to back into one, marked "(again)":
-//!   a response may arrive in one read or in three;
-//! * counts lanes with the same story instead of ordering them by time.
+//! * names tasks by their role: their name with numbers cut out
+//!   (`worker-2` is a `worker-N`), or "main", or "task"; never by id;
+//! * tells sets, not sequences: which worker took which URL, and whether a
+//!   response came in one read or three, change from run to run; that
+//!   workers are woken by io and by other workers does not.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::trace::{LOOP, SpanKind, Trace};
 
-/// One line per distinct lane story, sorted, with how many lanes told it;
-/// with `sockets`, a line per registration's callbacks too (for a program
-/// of bare callbacks, which has no tasks).
+/// What the tasks of one role did, together.
+#[derive(Default)]
+struct Role {
+    lanes: usize,
+    spawned_by: BTreeSet<String>,
+    woken_by: BTreeSet<String>,
+    returned: BTreeSet<String>,
+    cancelled: usize,
+}
+
+/// A line per role (and, with `sockets`, one for the registrations'
+/// callbacks, for a program of bare callbacks), then the warnings.
 pub fn tell(trace: &Trace, sockets: bool) -> String {
-    let mut lines: BTreeMap<String, usize> = BTreeMap::new();
+    let mut roles: BTreeMap<String, Role> = BTreeMap::new();
     for &lane in trace.lanes.keys().filter(|&&l| l != LOOP) {
-        let steps = task_steps(trace, lane);
-        if !steps.is_empty() {
-            let line = format!("{}: {}", trace.role(lane), merge(steps).join(", "));
-            *lines.entry(line).or_default() += 1;
+        let role = roles.entry(numbers_cut(&trace.role(lane))).or_default();
+        role.lanes += 1;
+        if let Some(spawn) = trace
+            .marks
+            .iter()
+            .find(|m| m.kind == "spawn" && m.about == Some(lane))
+        {
+            role.spawned_by
+                .insert(numbers_cut(&trace.role_of_actor(&spawn.label)));
         }
-    }
-    if sockets {
-        for steps in socket_steps(trace).into_values() {
-            let line = format!("socket: {}", merge(steps).join(", "));
-            *lines.entry(line).or_default() += 1;
+        // The wake before a task's first poll is its spawn's; the others
+        // say who woke it.
+        let first_poll = trace
+            .spans
+            .iter()
+            .find(|s| s.lane == lane && s.kind == SpanKind::Poll)
+            .map(|s| s.start);
+        for a in trace
+            .arrows
+            .iter()
+            .filter(|a| a.to_lane == lane && Some(a.to) != first_poll)
+        {
+            role.woken_by
+                .insert(numbers_cut(&trace.role_of_actor(&a.by)));
+        }
+        for s in trace
+            .spans
+            .iter()
+            .filter(|s| s.lane == lane && s.kind == SpanKind::Poll)
+        {
+            role.returned.insert(s.label.clone());
+        }
+        if trace
+            .marks
+            .iter()
+            .any(|m| m.kind == "cancel" && m.lane == lane)
+        {
+            role.cancelled += 1;
         }
     }
     let mut out = String::new();
-    for (line, count) in lines {
-        match count {
-            1 => out.push_str(&format!("{line}\n")),
-            n => out.push_str(&format!("{n} × {line}\n")),
-        }
+    for (name, role) in &roles {
+        let list = |set: &BTreeSet<String>| {
+            if set.is_empty() {
+                "nobody".to_string()
+            } else {
+                set.iter().cloned().collect::<Vec<_>>().join(", ")
+            }
+        };
+        let cancelled = match role.cancelled {
+            0 => "",
+            n if n == role.lanes => "; all cancelled",
+            _ => "; some cancelled",
+        };
+        out.push_str(&format!(
+            "{name} ×{}: spawned by {}; woken by {}; polls returned {}{cancelled}\n",
+            role.lanes,
+            list(&role.spawned_by),
+            list(&role.woken_by),
+            list(&role.returned),
+        ));
+    }
+    if sockets {
+        let socket_steps = socket_steps(trace);
+        let kinds: BTreeSet<String> = socket_steps.values().flatten().cloned().collect();
+        out.push_str(&format!(
+            "socket ×{}: callbacks on {}\n",
+            socket_steps.len(),
+            kinds.into_iter().collect::<Vec<_>>().join(", ")
+        ));
     }
     let warnings = trace.marks.iter().filter(|m| m.kind == "warning").count();
     out.push_str(&format!("warnings: {warnings}\n"));
     out
 }
 
-/// A task's steps: who spawned it, then each poll with what woke it and
-/// what it returned, and its cancellation if it was cancelled.
-fn task_steps(trace: &Trace, lane: u64) -> Vec<String> {
-    // (time, order at equal times, step)
-    let mut timed: Vec<(f64, u8, Option<String>)> = Vec::new();
-    for a in trace.arrows.iter().filter(|a| a.to_lane == lane) {
-        timed.push((a.to, 0, Some(trace.role_of_actor(&a.by))));
-    }
-    for s in trace
-        .spans
-        .iter()
-        .filter(|s| s.lane == lane && s.kind == SpanKind::Poll)
-    {
-        timed.push((s.start, 1, None));
-    }
-    timed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-
-    let mut steps = Vec::new();
-    if let Some(spawn) = trace
-        .marks
-        .iter()
-        .find(|m| m.kind == "spawn" && m.about == Some(lane))
-    {
-        steps.push(format!("spawned by {}", trace.role_of_actor(&spawn.label)));
-    }
-    let mut polls = trace
-        .spans
-        .iter()
-        .filter(|s| s.lane == lane && s.kind == SpanKind::Poll);
-    let mut woken_by: Option<String> = None;
-    let mut first = true;
-    for (_, _, waker) in timed {
-        if let Some(by) = waker {
-            woken_by = Some(by);
-            continue;
+/// `worker-12` → `worker-N`: the role, whatever the number.
+fn numbers_cut(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_number = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
         }
-        let Some(poll) = polls.next() else { break };
-        let woken = woken_by.take();
-        steps.push(match woken {
-            // The first poll's wake is the spawn's own.
-            Some(by) if !first => format!("woken by {by} → poll → {}", poll.label),
-            _ => format!("poll → {}", poll.label),
-        });
-        first = false;
     }
-    if trace
-        .marks
-        .iter()
-        .any(|m| m.kind == "cancel" && m.lane == lane)
-    {
-        steps.push("cancelled".into());
-    }
-    steps
+    out
 }
 
 /// Each registration's callbacks, by what the event said.
@@ -108,26 +134,10 @@ fn socket_steps(trace: &Trace) -> BTreeMap<u64, Vec<String>> {
             .strip_prefix("callback token=")
             .and_then(|t| t.parse().ok());
         if let Some(token) = token {
-            sockets
-                .entry(token)
-                .or_default()
-                .push(format!("callback ({})", s.detail));
+            sockets.entry(token).or_default().push(s.detail.clone());
         }
     }
     sockets
-}
-
-/// Merges back-to-back repeats of a step into one, marked "(again)".
-fn merge(steps: Vec<String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for step in steps {
-        match out.last_mut() {
-            Some(last) if *last == step => last.push_str(" (again)"),
-            Some(last) if last.strip_suffix(" (again)") == Some(step.as_str()) => {}
-            _ => out.push(step),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -135,8 +145,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn repeats_merge_into_one_step() {
-        let steps = ["a", "b", "b", "b", "a"].map(String::from).to_vec();
-        assert_eq!(merge(steps), ["a", "b (again)", "a"]);
+    fn roles_have_no_numbers() {
+        assert_eq!(numbers_cut("worker-12"), "worker-N");
+        assert_eq!(numbers_cut("delay 127.0.0.1:80"), "delay N.N.N.N:N");
+        assert_eq!(numbers_cut("main"), "main");
     }
 }

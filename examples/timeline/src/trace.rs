@@ -188,6 +188,37 @@ impl Trace {
         self
     }
 
+    /// The trace with a lane per socket: each registration's callbacks
+    /// move off the loop's lane onto their own, and wakes by a socket
+    /// start there. For a program of bare callbacks (stage 1), whose loop
+    /// lane would otherwise be one long row of boxes.
+    pub fn with_socket_lanes(mut self) -> Trace {
+        const SOCKETS: u64 = 2_000_000_000;
+        let token_of =
+            |label: &str| -> Option<u64> { label.strip_prefix("callback token=")?.parse().ok() };
+        for span in &mut self.spans {
+            if let (SpanKind::Callback, Some(token)) = (span.kind, token_of(&span.label)) {
+                span.lane = SOCKETS + token;
+                self.lanes
+                    .entry(span.lane)
+                    .or_insert_with(|| format!("socket, token {token}"));
+            }
+        }
+        for arrow in &mut self.arrows {
+            let token = arrow
+                .by
+                .strip_prefix("io token=")
+                .and_then(|t| t.parse::<u64>().ok());
+            if let Some(lane) = token
+                .map(|t| SOCKETS + t)
+                .filter(|l| self.lanes.contains_key(l))
+            {
+                arrow.from_lane = lane;
+            }
+        }
+        self
+    }
+
     /// The name a story uses for a lane: the task's name, or "main", or
     /// "task" for an unnamed task (ids depend on timing; names do not).
     pub fn role(&self, lane: u64) -> String {
