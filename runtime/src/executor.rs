@@ -22,7 +22,7 @@ use log::trace;
 use crate::clock::Clock;
 use crate::event_loop::EventLoop;
 use crate::recorder::{self, Actor, Event, Lints, Outcome, Recording, WarningKind};
-use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState};
+use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState, Waits, WaitsOn};
 use crate::waker::{RunQueue, TaskId, TaskWaker};
 
 /// The id of the future passed to [`Runtime::block_on`]. Spawned tasks count
@@ -414,7 +414,9 @@ pub fn dump_tasks() -> Option<String> {
 // ANCHOR: task_table
 /// The current runtime's tasks as a table, one line each, for a person
 /// asking a running program what it is doing (Python's `asyncio ps`): id,
-/// state, name and where it was spawned. `None` outside a runtime.
+/// state, name, what a waiting task waits on (a socket, a timer, the
+/// queue, another task; `?` for a future that does not say) and where it
+/// was spawned. `None` outside a runtime.
 pub fn task_table() -> Option<String> {
     let inner = current()?;
     let Ok(tasks) = inner.tasks.try_borrow() else {
@@ -422,17 +424,23 @@ pub fn task_table() -> Option<String> {
     };
     let mut rows: Vec<_> = tasks.iter().collect();
     rows.sort_unstable_by_key(|(id, _)| **id);
+    let now = inner.event_loop.try_borrow().map(|l| l.now()).ok();
     let mut table = format!(
-        "{:>6}  {:<9}  {:<24}  {}\n",
-        "task", "state", "name", "spawned at"
+        "{:>6}  {:<9}  {:<24}  {:<22}  {}\n",
+        "task", "state", "name", "waits on", "spawned at"
     );
     for (id, task) in rows {
         let meta = task.meta();
-        let state = format!("{:?}", task.state());
+        let state = task.state();
         let name = meta.name.as_deref().unwrap_or("-");
+        let waits_on = match state {
+            TaskState::Waiting => describe_wait(task.waits_on(), now),
+            _ => "-".to_string(),
+        };
         let at = meta.spawned_at;
         table.push_str(&format!(
-            "{id:>6}  {state:<9}  {name:<24}  {}:{}\n",
+            "{id:>6}  {:<9}  {name:<24}  {waits_on:<22}  {}:{}\n",
+            format!("{state:?}"),
             at.file(),
             at.line()
         ));
@@ -440,6 +448,42 @@ pub fn task_table() -> Option<String> {
     Some(table)
 }
 // ANCHOR_END: task_table
+
+/// What a waiting task waits on, for the task table.
+fn describe_wait(waits: Waits, now: Option<std::time::Instant>) -> String {
+    let known: Vec<String> = waits
+        .into_iter()
+        .filter(|w| *w != WaitsOn::Unknown)
+        .map(|w| describe_one(w, now))
+        .collect();
+    if known.is_empty() {
+        "?".into()
+    } else {
+        known.join(", ")
+    }
+}
+
+fn describe_one(waits_on: WaitsOn, now: Option<std::time::Instant>) -> String {
+    match waits_on {
+        WaitsOn::Unknown => "?".into(),
+        WaitsOn::Socket(token, dir) => format!(
+            "socket {token} ({})",
+            match dir {
+                crate::reactor::Direction::Read => "read",
+                crate::reactor::Direction::Write => "write",
+            }
+        ),
+        WaitsOn::Timer(deadline) => match now {
+            Some(now) => format!(
+                "timer, {:.1}s left",
+                deadline.saturating_duration_since(now).as_secs_f64()
+            ),
+            None => "timer".into(),
+        },
+        WaitsOn::Queue => "queue".into(),
+        WaitsOn::Task(id) => format!("task {id}"),
+    }
+}
 
 /// Prints [`dump_tasks`] to stderr. Meant for debuggers, which cannot call
 /// a function that returns a `String`: `call runtime::executor::debug_dump_tasks()`.
@@ -497,6 +541,7 @@ impl fmt::Debug for Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::Clock;
     use crate::task::JoinError;
 
     use crate::future::yield_now;
@@ -557,8 +602,8 @@ mod tests {
             assert_eq!(
                 task_table().unwrap(),
                 format!(
-                    "  task  state      name                      spawned at\n\
-                     {:>6}  Waiting    worker-0                  {}:{line}\n",
+                    "  task  state      name                      waits on                spawned at\n\
+                     {:>6}  Waiting    worker-0                  ?                       {}:{line}\n",
                     named.id(),
                     file!()
                 )
@@ -566,6 +611,67 @@ mod tests {
         })
         .unwrap();
         assert_eq!(task_table(), None);
+    }
+
+    #[test]
+    fn the_task_table_says_what_each_task_waits_on() {
+        let rt = Runtime::with_clock(Clock::paused()).unwrap();
+        let rows = rt
+            .block_on(async {
+                let queue: crate::Queue<u8> = crate::Queue::new();
+                let sleeper = TaskBuilder::new()
+                    .name("sleeper")
+                    .spawn(crate::time::sleep(Duration::from_secs(5)));
+                let sleeper_id = sleeper.id();
+                let theirs = queue.clone();
+                TaskBuilder::new()
+                    .name("getter")
+                    .spawn(async move { theirs.get().await });
+                let mut listener =
+                    crate::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+                let acceptor = TaskBuilder::new()
+                    .name("acceptor")
+                    .spawn(async move { listener.accept().await.map(drop) });
+                TaskBuilder::new()
+                    .name("joiner")
+                    .spawn(async move { sleeper.await });
+                yield_now().await;
+                let table = task_table().unwrap();
+                let rows: Vec<Vec<String>> = table
+                    .lines()
+                    .skip(1)
+                    .map(|l| {
+                        l.split("  ")
+                            .map(str::trim)
+                            .filter(|c| !c.is_empty())
+                            .map(String::from)
+                            .collect()
+                    })
+                    .collect();
+                acceptor.cancel();
+                (rows, sleeper_id)
+            })
+            .unwrap();
+        let (rows, sleeper_id) = rows;
+        let waits: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r[2].as_str(), r[3].as_str()))
+            .collect();
+        let socket = waits[2].1;
+        assert!(
+            socket.starts_with("socket ") && socket.ends_with(" (read)"),
+            "{waits:?}"
+        );
+        let joined = format!("task {sleeper_id}");
+        assert_eq!(
+            waits,
+            [
+                ("sleeper", "timer, 5.0s left"),
+                ("getter", "queue"),
+                ("acceptor", socket),
+                ("joiner", joined.as_str()),
+            ]
+        );
     }
 
     #[test]

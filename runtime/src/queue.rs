@@ -191,6 +191,7 @@ impl<T> Future for Get<'_, T> {
                 self.waiter = Some(id);
             }
         }
+        crate::task::note_wait(crate::task::WaitsOn::Queue);
         Poll::Pending
     }
     // ANCHOR_END: get_poll
@@ -234,6 +235,7 @@ impl<T> Future for Join<'_, T> {
         if !inner.joiners.iter().any(|w| w.will_wake(cx.waker())) {
             inner.joiners.push(cx.waker().clone());
         }
+        crate::task::note_wait(crate::task::WaitsOn::Queue);
         Poll::Pending
     }
 }

@@ -164,6 +164,7 @@ impl<S: Source> Registration<S> {
             if !self.state.ready(dir).get() {
                 // Rule 2: the latest waker wins.
                 *self.state.waiter(dir).borrow_mut() = Some(cx.waker().clone());
+                crate::task::note_wait(crate::task::WaitsOn::Socket(self.token.0, dir));
                 return Poll::Pending;
             }
             match op(&self.io) {

@@ -62,6 +62,50 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
+/// What a waiting task waits on, for the task table: noted by the first
+/// of the runtime's futures that returned `Pending` in the task's last
+/// poll (the socket, the timer, the queue), so a person asking "why is
+/// this stuck?" sees where.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum WaitsOn {
+    /// Nothing noted (a future of the program's own, or a handoff from
+    /// another thread).
+    #[default]
+    Unknown,
+    /// A socket's readiness.
+    Socket(usize, crate::reactor::Direction),
+    /// A timer, due at this time.
+    Timer(std::time::Instant),
+    /// An item from a [`Queue`](crate::Queue), or its `join`.
+    Queue,
+    /// Another task's end (its `JoinHandle`).
+    Task(TaskId),
+}
+
+/// The first few things a poll waited on: a task often waits on two at
+/// once (a socket and the timer of its `timeout`).
+pub(crate) type Waits = [WaitsOn; 3];
+
+thread_local! {
+    /// What the task being polled waits on, as its futures note it.
+    static WAITS_ON: Cell<Waits> = const { Cell::new([WaitsOn::Unknown; 3]) };
+}
+
+/// Notes what the task being polled waits on: called by a future that
+/// returns `Pending`. A poll keeps its first three different notes.
+pub(crate) fn note_wait(waits_on: WaitsOn) {
+    WAITS_ON.with(|w| {
+        let mut waits = w.get();
+        if let Some(slot) = waits
+            .iter_mut()
+            .find(|s| **s == WaitsOn::Unknown || **s == waits_on)
+        {
+            *slot = waits_on;
+            w.set(waits);
+        }
+    });
+}
+
 /// Who a task is, for a person reading a task dump, a trace or a
 /// debugger: the name it was given, if any, and where it was spawned.
 #[derive(Clone, Debug)]
@@ -92,6 +136,8 @@ pub(crate) struct Task<F: Future> {
     cancel_requested: Cell<bool>,
     /// Its name and where it was spawned.
     meta: Meta,
+    /// What it waited on when its last poll returned `Pending`.
+    waits_on: Cell<Waits>,
 }
 // ANCHOR_END: task
 
@@ -102,6 +148,7 @@ pub(crate) trait Runnable {
     fn state(&self) -> TaskState;
     fn cancel(&self);
     fn meta(&self) -> &Meta;
+    fn waits_on(&self) -> Waits;
 }
 
 /// The `JoinHandle`'s view of a task: only its output type is known.
@@ -122,6 +169,7 @@ impl<F: Future + 'static> Task<F> {
             join_waker: RefCell::new(None),
             cancel_requested: Cell::new(false),
             meta,
+            waits_on: Cell::new([WaitsOn::Unknown; 3]),
         })
     }
 
@@ -175,6 +223,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
             };
             self.state.set(TaskState::Running);
             recorder::record(|| Event::PollStart { task: self.id });
+            WAITS_ON.with(|w| w.set([WaitsOn::Unknown; 3]));
             // A panic in one task must not take the loop and every other task
             // down with it; it becomes that task's result instead.
             panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
@@ -187,6 +236,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
                     TaskState::Waiting
                 });
                 trace!(target: "runtime", "poll task={} -> Pending", self.id);
+                self.waits_on.set(WAITS_ON.with(Cell::get));
                 self.record_pending(waker);
                 return Poll::Pending;
             }
@@ -249,6 +299,10 @@ impl<F: Future + 'static> Runnable for Task<F> {
     fn meta(&self) -> &Meta {
         &self.meta
     }
+
+    fn waits_on(&self) -> Waits {
+        self.waits_on.get()
+    }
 }
 
 impl<F: Future + 'static> Joinable<F::Output> for Task<F> {
@@ -265,6 +319,7 @@ impl<F: Future + 'static> Joinable<F::Output> for Task<F> {
                 *stage = running;
                 // The latest waker wins: whoever polled us last is waiting.
                 *self.join_waker.borrow_mut() = Some(cx.waker().clone());
+                note_wait(WaitsOn::Task(self.id));
                 Poll::Pending
             }
         }

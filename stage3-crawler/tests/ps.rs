@@ -93,20 +93,38 @@ fn sigusr1_prints_the_task_table_and_the_crawl_goes_on() {
     assert_eq!(next(), "tasks (SIGUSR1):");
     assert_eq!(
         next().split_whitespace().collect::<Vec<_>>(),
-        ["task", "state", "name", "spawned", "at"]
+        ["task", "state", "name", "waits", "on", "spawned", "at"]
     );
+    // Columns are two or more spaces apart.
     let rows: Vec<Vec<String>> = (0..2)
-        .map(|_| next().split_whitespace().map(str::to_string).collect())
+        .map(|_| {
+            next()
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
         .collect();
     let summary: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r[2].as_str(), r[1].as_str()))
         .collect();
-    // The crawl's tasks: both workers, each waiting for its page.
+    // The crawl's tasks: both workers, each waiting for its page, that is
+    // for its socket to be readable (and for the timers that bound it).
     assert_eq!(summary, [("worker-0", "Waiting"), ("worker-1", "Waiting")]);
     for row in &rows {
+        assert_eq!(row.len(), 5, "{rows:?}");
+        let socket = row[3].split(", ").find(|w| w.starts_with("socket "));
+        let token = socket
+            .and_then(|s| s.strip_prefix("socket "))
+            .and_then(|s| s.strip_suffix(" (read)"));
         assert!(
-            row[3].starts_with("stage3-crawler/src/crawling.rs:"),
+            token.is_some_and(|t| t.parse::<usize>().is_ok()),
+            "{rows:?}"
+        );
+        assert!(
+            row[4].starts_with("stage3-crawler/src/crawling.rs:"),
             "{rows:?}"
         );
     }
