@@ -632,9 +632,7 @@ mod tests {
                 let acceptor = TaskBuilder::new()
                     .name("acceptor")
                     .spawn(async move { listener.accept().await.map(drop) });
-                TaskBuilder::new()
-                    .name("joiner")
-                    .spawn(async move { sleeper.await });
+                TaskBuilder::new().name("joiner").spawn(sleeper);
                 yield_now().await;
                 let table = task_table().unwrap();
                 let rows: Vec<Vec<String>> = table
