@@ -82,17 +82,18 @@ pub(crate) enum WaitsOn {
     Task(TaskId),
 }
 
-/// The first few things a poll waited on: a task often waits on two at
-/// once (a socket and the timer of its `timeout`).
-pub(crate) type Waits = [WaitsOn; 3];
+/// The first things a poll waited on: a task often waits on two at once
+/// (a socket and the timer of its `timeout`).
+pub(crate) type Waits = [WaitsOn; 2];
 
 thread_local! {
     /// What the task being polled waits on, as its futures note it.
-    static WAITS_ON: Cell<Waits> = const { Cell::new([WaitsOn::Unknown; 3]) };
+    static WAITS_ON: Cell<Waits> = const { Cell::new([WaitsOn::Unknown; 2]) };
 }
 
 /// Notes what the task being polled waits on: called by a future that
-/// returns `Pending`. A poll keeps its first three different notes.
+/// returns `Pending`. A poll keeps its first two different notes.
+#[inline]
 pub(crate) fn note_wait(waits_on: WaitsOn) {
     WAITS_ON.with(|w| {
         let mut waits = w.get();
@@ -169,7 +170,7 @@ impl<F: Future + 'static> Task<F> {
             join_waker: RefCell::new(None),
             cancel_requested: Cell::new(false),
             meta,
-            waits_on: Cell::new([WaitsOn::Unknown; 3]),
+            waits_on: Cell::new([WaitsOn::Unknown; 2]),
         })
     }
 
@@ -223,7 +224,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
             };
             self.state.set(TaskState::Running);
             recorder::record(|| Event::PollStart { task: self.id });
-            WAITS_ON.with(|w| w.set([WaitsOn::Unknown; 3]));
+            WAITS_ON.with(|w| w.set([WaitsOn::Unknown; 2]));
             // A panic in one task must not take the loop and every other task
             // down with it; it becomes that task's result instead.
             panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
