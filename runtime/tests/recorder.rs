@@ -9,7 +9,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use runtime::{
-    Actor, Clock, Event, Lints, Outcome, Record, Runtime, TaskBuilder, WarningKind, sleep, spawn,
+    Actor, Clock, Event, Lints, Record, Runtime, TaskBuilder, WarningKind, sleep, spawn,
     spawn_blocking, yield_now,
 };
 
@@ -281,5 +281,4 @@ fn polls_pair_up_and_every_wake_arrow_lands_on_a_poll() {
         .find(|e| e["ph"] == "X" && e["name"] == "poll" && e["tid"] == 1)
         .map(|e| e["args"]["outcome"].clone());
     assert_eq!(outcome_of_last_poll, Some("Ready".into()));
-    let _ = Outcome::Ready;
 }
