@@ -120,7 +120,6 @@ impl Writer {
 
     /// An arrow from `(from, from_track)` to the slice that begins at
     /// `(to, to_track)`.
-    #[allow(clippy::too_many_arguments)]
     fn flow(
         &mut self,
         cat: &str,

@@ -302,9 +302,9 @@ struct Log {
     records: Vec<Record>,
     /// Who is running now, innermost last.
     acting: Vec<Actor>,
-    /// The poll in progress and when it began.
-    polling: Option<(TaskId, Duration)>,
-    /// The callback or timer in progress and when it began.
+    /// When the poll in progress began.
+    polling: Option<Duration>,
+    /// When the callback or timer in progress began.
     calling: Option<Duration>,
     /// Tasks woken since their last poll, to tell a poll caused by a wake
     /// from another thread (which could not be recorded) from the others.
@@ -426,8 +426,8 @@ impl Log {
             .unwrap_or_else(|| format!("task {task}"))
     }
 
-    /// Appends `event`, filling in who did it, and returns the warnings it
-    /// raised.
+    /// Appends `event`, filling in who did it, and returns the warnings to
+    /// log: those it raised (appended after it), or itself if it is one.
     fn push(&mut self, mut event: Event) -> Vec<Warning> {
         let at = self.now();
         let mut warnings = Vec::new();
@@ -472,11 +472,11 @@ impl Log {
                     });
                 }
                 self.acting.push(Actor::Task(*task));
-                self.polling = Some((*task, at));
+                self.polling = Some(at);
             }
             Event::PollEnd { task, outcome } => {
                 self.acting.pop();
-                if let Some((_, started)) = self.polling.take() {
+                if let Some(started) = self.polling.take() {
                     let took = at.saturating_sub(started);
                     if took > self.lints.slow_poll {
                         warnings.push(self.warning(WarningKind::SlowPoll(took), Some(*task)));
@@ -509,15 +509,19 @@ impl Log {
                 self.acting.pop();
             }
             Event::Poke => self.last_poke = Some(at),
-            Event::WaitStart { .. } | Event::WaitEnd { .. } | Event::Warning(_) => {}
+            Event::WaitStart { .. } | Event::WaitEnd { .. } => {}
+            // A warning found outside the event stream (see `warn`): it is
+            // the event itself, to be logged like the others.
+            Event::Warning(w) => warnings.push(w.clone()),
         }
         self.records.extend(before);
+        let found_elsewhere = matches!(event, Event::Warning(_));
         self.records.push(Record { at, event });
-        for w in &warnings {
-            self.records.push(Record {
+        if !found_elsewhere {
+            self.records.extend(warnings.iter().map(|w| Record {
                 at,
                 event: Event::Warning(w.clone()),
-            });
+            }));
         }
         warnings
     }
@@ -619,16 +623,7 @@ pub(crate) fn start(clock: Clock, lints: Lints, file: Option<PathBuf>) -> Record
 pub(crate) fn warn(kind: WarningKind, task: TaskId) {
     let active = ACTIVE.with_borrow(Option::clone);
     if let Some(recording) = active {
-        let warning = {
-            let mut log = recording.0.borrow_mut();
-            let warning = log.warning(kind, Some(task));
-            let at = log.now();
-            log.records.push(Record {
-                at,
-                event: Event::Warning(warning.clone()),
-            });
-            warning
-        };
-        log::warn!(target: "runtime", "{warning}");
+        let warning = recording.0.borrow().warning(kind, Some(task));
+        recording.push(Event::Warning(warning));
     }
 }

@@ -105,10 +105,14 @@ pub fn refusing_addr() -> io::Result<(socket2::Socket, SocketAddr)> {
 /// from the caller's environment (so stderr holds only what the program
 /// itself says).
 pub fn run(path: impl AsRef<OsStr>, args: &[&str]) -> io::Result<Output> {
-    Command::new(path)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
+    command(path, args).output()
+}
+
+/// The command [`run`] runs.
+fn command(path: impl AsRef<OsStr>, args: &[&str]) -> Command {
+    let mut command = Command::new(path);
+    command.args(args).env_remove("RUST_LOG");
+    command
 }
 
 /// Runs the binary at `path` as [`run`] does, with the runtime's recorder
@@ -121,9 +125,7 @@ pub fn run_with_lints(path: impl AsRef<OsStr>, args: &[&str]) -> io::Result<(Out
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let trace = std::env::temp_dir().join(format!("lints-{}-{n}.json", std::process::id()));
-    let output = Command::new(path)
-        .args(args)
-        .env_remove("RUST_LOG")
+    let output = command(path, args)
         .env("RUNTIME_TRACE", &trace)
         .env("RUNTIME_SLOW_POLL_MS", "3600000")
         .output()?;

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use crate::trace::{LOOP, SpanKind, Trace};
+use crate::trace::{SpanKind, Trace};
 
 const WIDTH: f64 = 760.0;
 const GUTTER: f64 = 130.0;
@@ -129,7 +129,7 @@ pub fn draw(trace: &Trace, title: &str) -> String {
         escape(title)
     );
     // Lanes.
-    for (i, (&lane, name)) in trace.lanes.iter().enumerate() {
+    for (i, name) in trace.lanes.values().enumerate() {
         let y = TOP + i as f64 * LANE;
         let fill = if i % 2 == 0 { "#f7f7f7" } else { "#ffffff" };
         let _ = writeln!(
@@ -139,7 +139,6 @@ pub fn draw(trace: &Trace, title: &str) -> String {
             y + LANE / 2.0 + 4.0,
             escape(name)
         );
-        let _ = lane;
     }
     // Spans.
     for s in &trace.spans {
@@ -262,6 +261,5 @@ pub fn draw(trace: &Trace, title: &str) -> String {
          </g>\n</svg>\n",
         legend_y + 8.0
     );
-    let _ = LOOP;
     svg
 }
