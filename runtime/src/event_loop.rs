@@ -367,11 +367,8 @@ impl EventLoop {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => self.events.clear(),
             Err(e) => return Err(e),
         }
-        recorder::record(|| Event::WaitEnd {
-            events: self.events.iter().count(),
-        });
-        if recorder::is_on() && self.events.iter().any(|e| e.token() == WAKE_TOKEN) {
-            recorder::record(|| Event::Poke);
+        if recorder::is_on() {
+            self.record_wait_end();
         }
         // Copy the events out: callbacks need `&mut self`, and the buffer is
         // part of `self`. The copy's allocation is kept for the next turn.
@@ -400,6 +397,17 @@ impl EventLoop {
 
     // ANCHOR: dispatch
     /// Runs the callback registered for `token`, if it is still registered.
+    /// Records the end of the selector's wait, and whether another thread
+    /// poked the loop awake.
+    fn record_wait_end(&self) {
+        recorder::record(|| Event::WaitEnd {
+            events: self.events.iter().count(),
+        });
+        if self.events.iter().any(|e| e.token() == WAKE_TOKEN) {
+            recorder::record(|| Event::Poke);
+        }
+    }
+
     fn dispatch(&mut self, token: Token, readiness: Readiness) -> bool {
         // Take the callback out of its slot for the call: it needs `&mut
         // self`, and it may replace or remove its own registration.

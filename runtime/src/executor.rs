@@ -267,7 +267,7 @@ impl Inner {
         }
         recorder::record(|| Event::Spawn {
             task: id,
-            name: meta.name.clone(),
+            name: meta.name.as_deref().map(String::from),
             at: meta.spawned_at,
             by: Actor::Outside,
         });
@@ -451,37 +451,29 @@ pub fn task_table() -> Option<String> {
 
 /// What a waiting task waits on, for the task table.
 fn describe_wait(waits: Waits, now: Option<std::time::Instant>) -> String {
-    let known: Vec<String> = waits
-        .into_iter()
-        .filter(|w| *w != WaitsOn::Unknown)
-        .map(|w| describe_one(w, now))
-        .collect();
-    if known.is_empty() {
-        "?".into()
-    } else {
-        known.join(", ")
-    }
-}
-
-fn describe_one(waits_on: WaitsOn, now: Option<std::time::Instant>) -> String {
-    match waits_on {
-        WaitsOn::Unknown => "?".into(),
-        WaitsOn::Socket(token, dir) => format!(
+    let on = match waits.on {
+        WaitsOn::Unknown => None,
+        WaitsOn::Socket(token, dir) => Some(format!(
             "socket {token} ({})",
             match dir {
                 crate::reactor::Direction::Read => "read",
                 crate::reactor::Direction::Write => "write",
             }
+        )),
+        WaitsOn::Queue => Some("queue".into()),
+        WaitsOn::Task(id) => Some(format!("task {id}")),
+    };
+    let timer = waits.timer.map(|deadline| match now {
+        Some(now) => format!(
+            "timer, {:.1}s left",
+            deadline.saturating_duration_since(now).as_secs_f64()
         ),
-        WaitsOn::Timer(deadline) => match now {
-            Some(now) => format!(
-                "timer, {:.1}s left",
-                deadline.saturating_duration_since(now).as_secs_f64()
-            ),
-            None => "timer".into(),
-        },
-        WaitsOn::Queue => "queue".into(),
-        WaitsOn::Task(id) => format!("task {id}"),
+        None => "timer".into(),
+    });
+    match (on, timer) {
+        (Some(on), Some(timer)) => format!("{on}, {timer}"),
+        (Some(one), None) | (None, Some(one)) => one,
+        (None, None) => "?".into(),
     }
 }
 

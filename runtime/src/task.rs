@@ -62,10 +62,10 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// What a waiting task waits on, for the task table: noted by the first
-/// of the runtime's futures that returned `Pending` in the task's last
-/// poll (the socket, the timer, the queue), so a person asking "why is
-/// this stuck?" sees where.
+/// What a waiting task waits on, besides timers, for the task table:
+/// noted by the first of the runtime's futures that returned `Pending` in
+/// the task's last poll, so a person asking "why is this stuck?" sees
+/// where.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum WaitsOn {
     /// Nothing noted (a future of the program's own, or a handoff from
@@ -74,44 +74,83 @@ pub(crate) enum WaitsOn {
     Unknown,
     /// A socket's readiness.
     Socket(usize, crate::reactor::Direction),
-    /// A timer, due at this time.
-    Timer(std::time::Instant),
     /// An item from a [`Queue`](crate::Queue), or its `join`.
     Queue,
     /// Another task's end (its `JoinHandle`).
     Task(TaskId),
 }
 
-/// The first things a poll waited on: a task often waits on two at once
-/// (a socket and the timer of its `timeout`).
-pub(crate) type Waits = [WaitsOn; 2];
+/// What a poll waited on: a task often waits on two things at once, a
+/// socket and the timer of its `timeout`, so timers get a slot of their
+/// own. Each slot keeps its first note.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Waits {
+    pub(crate) on: WaitsOn,
+    /// The deadline of the first timer noted.
+    pub(crate) timer: Option<std::time::Instant>,
+}
+
+/// The notes of the poll running now. Two cells rather than one `Waits`,
+/// so a note writes only its own slot: every poll pays for the notes,
+/// and the task table is read once in a blue moon.
+struct Notes {
+    on: Cell<WaitsOn>,
+    timer: Cell<Option<std::time::Instant>>,
+}
 
 thread_local! {
-    /// What the task being polled waits on, as its futures note it.
-    static WAITS_ON: Cell<Waits> = const { Cell::new([WaitsOn::Unknown; 2]) };
+    static NOTES: Notes = const {
+        Notes {
+            on: Cell::new(WaitsOn::Unknown),
+            timer: Cell::new(None),
+        }
+    };
 }
 
 /// Notes what the task being polled waits on: called by a future that
-/// returns `Pending`. A poll keeps its first two different notes.
+/// returns `Pending`.
 #[inline]
 pub(crate) fn note_wait(waits_on: WaitsOn) {
-    WAITS_ON.with(|w| {
-        let mut waits = w.get();
-        if let Some(slot) = waits
-            .iter_mut()
-            .find(|s| **s == WaitsOn::Unknown || **s == waits_on)
-        {
-            *slot = waits_on;
-            w.set(waits);
+    NOTES.with(|notes| {
+        if notes.on.get() == WaitsOn::Unknown {
+            notes.on.set(waits_on);
         }
     });
+}
+
+/// Notes that the task being polled waits for a timer due at `deadline`.
+#[inline]
+pub(crate) fn note_timer(deadline: std::time::Instant) {
+    NOTES.with(|notes| {
+        if notes.timer.get().is_none() {
+            notes.timer.set(Some(deadline));
+        }
+    });
+}
+
+/// Forgets the last poll's notes, before the next poll begins.
+#[inline]
+fn clear_notes() {
+    NOTES.with(|notes| {
+        notes.on.set(WaitsOn::Unknown);
+        notes.timer.set(None);
+    });
+}
+
+/// The notes of the poll that just returned `Pending`.
+#[inline]
+fn read_notes() -> Waits {
+    NOTES.with(|notes| Waits {
+        on: notes.on.get(),
+        timer: notes.timer.get(),
+    })
 }
 
 /// Who a task is, for a person reading a task dump, a trace or a
 /// debugger: the name it was given, if any, and where it was spawned.
 #[derive(Clone, Debug)]
 pub(crate) struct Meta {
-    pub(crate) name: Option<String>,
+    pub(crate) name: Option<Box<str>>,
     pub(crate) spawned_at: &'static Location<'static>,
 }
 
@@ -132,7 +171,7 @@ pub(crate) struct Task<F: Future> {
     stage: RefCell<Stage<F>>,
     state: Cell<TaskState>,
     /// Who to wake when the task finishes: the task awaiting the JoinHandle.
-    join_waker: RefCell<Option<Waker>>,
+    join_waker: Cell<Option<Waker>>,
     /// Set when `cancel` is called from inside this task's own poll.
     cancel_requested: Cell<bool>,
     /// Its name and where it was spawned.
@@ -161,16 +200,17 @@ trait Joinable<T> {
 }
 
 impl<F: Future + 'static> Task<F> {
+    #[inline]
     pub(crate) fn new(id: TaskId, future: F, waker: Arc<TaskWaker>, meta: Meta) -> Rc<Task<F>> {
         Rc::new(Task {
             id,
             waker,
             stage: RefCell::new(Stage::Running(Box::pin(future))),
             state: Cell::new(TaskState::Scheduled),
-            join_waker: RefCell::new(None),
+            join_waker: Cell::new(None),
             cancel_requested: Cell::new(false),
             meta,
-            waits_on: Cell::new([WaitsOn::Unknown; 2]),
+            waits_on: Cell::new(Waits::default()),
         })
     }
 
@@ -201,7 +241,7 @@ impl<F: Future + 'static> Task<F> {
         let old = std::mem::replace(&mut *self.stage.borrow_mut(), Stage::Finished(outcome));
         self.state.set(TaskState::Finished);
         drop(old);
-        if let Some(waker) = self.join_waker.borrow_mut().take() {
+        if let Some(waker) = self.join_waker.take() {
             waker.wake();
         }
     }
@@ -224,7 +264,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
             };
             self.state.set(TaskState::Running);
             recorder::record(|| Event::PollStart { task: self.id });
-            WAITS_ON.with(|w| w.set([WaitsOn::Unknown; 2]));
+            clear_notes();
             // A panic in one task must not take the loop and every other task
             // down with it; it becomes that task's result instead.
             panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
@@ -237,7 +277,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
                     TaskState::Waiting
                 });
                 trace!(target: "runtime", "poll task={} -> Pending", self.id);
-                self.waits_on.set(WAITS_ON.with(Cell::get));
+                self.waits_on.set(read_notes());
                 self.record_pending(waker);
                 return Poll::Pending;
             }
@@ -310,7 +350,7 @@ impl<F: Future + 'static> Joinable<F::Output> for Task<F> {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
         let Ok(mut stage) = self.stage.try_borrow_mut() else {
             // A task awaiting its own handle: it can never finish.
-            *self.join_waker.borrow_mut() = Some(cx.waker().clone());
+            self.join_waker.set(Some(cx.waker().clone()));
             return Poll::Pending;
         };
         match std::mem::replace(&mut *stage, Stage::Taken) {
@@ -319,7 +359,7 @@ impl<F: Future + 'static> Joinable<F::Output> for Task<F> {
             running @ Stage::Running(_) => {
                 *stage = running;
                 // The latest waker wins: whoever polled us last is waiting.
-                *self.join_waker.borrow_mut() = Some(cx.waker().clone());
+                self.join_waker.set(Some(cx.waker().clone()));
                 note_wait(WaitsOn::Task(self.id));
                 Poll::Pending
             }
@@ -388,10 +428,11 @@ impl<T> fmt::Debug for JoinHandle<T> {
 impl Meta {
     /// A task spawned by the caller of the `#[track_caller]` function that
     /// calls this.
+    #[inline]
     #[track_caller]
     pub(crate) fn here(name: Option<String>) -> Meta {
         Meta {
-            name,
+            name: name.map(String::into_boxed_str),
             spawned_at: Location::caller(),
         }
     }
