@@ -22,7 +22,7 @@ use log::trace;
 use crate::clock::Clock;
 use crate::event_loop::EventLoop;
 use crate::recorder::{self, Actor, Event, Lints, Outcome, Recording, WarningKind};
-use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState, Waits, WaitsOn};
+use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState, WaitsOn};
 use crate::waker::{RunQueue, TaskId, TaskWaker};
 
 /// The id of the future passed to [`Runtime::block_on`]. Spawned tasks count
@@ -450,30 +450,20 @@ pub fn task_table() -> Option<String> {
 // ANCHOR_END: task_table
 
 /// What a waiting task waits on, for the task table.
-fn describe_wait(waits: Waits, now: Option<std::time::Instant>) -> String {
-    let on = match waits.on {
-        WaitsOn::Unknown => None,
-        WaitsOn::Socket(token, dir) => Some(format!(
-            "socket {token} ({})",
-            match dir {
-                crate::reactor::Direction::Read => "read",
-                crate::reactor::Direction::Write => "write",
-            }
-        )),
-        WaitsOn::Queue => Some("queue".into()),
-        WaitsOn::Task(id) => Some(format!("task {id}")),
-    };
-    let timer = waits.timer.map(|deadline| match now {
-        Some(now) => format!(
-            "timer, {:.1}s left",
-            deadline.saturating_duration_since(now).as_secs_f64()
-        ),
-        None => "timer".into(),
-    });
-    match (on, timer) {
-        (Some(on), Some(timer)) => format!("{on}, {timer}"),
-        (Some(one), None) | (None, Some(one)) => one,
-        (None, None) => "?".into(),
+fn describe_wait(waits_on: WaitsOn, now: Option<std::time::Instant>) -> String {
+    match waits_on {
+        WaitsOn::Unknown => "?".into(),
+        WaitsOn::Readable(token) => format!("socket {token} (read)"),
+        WaitsOn::Writable(token) => format!("socket {token} (write)"),
+        WaitsOn::Timer(deadline) => match now {
+            Some(now) => format!(
+                "timer, {:.1}s left",
+                deadline.saturating_duration_since(now).as_secs_f64()
+            ),
+            None => "timer".into(),
+        },
+        WaitsOn::Queue => "queue".into(),
+        WaitsOn::Task(id) => format!("task {id}"),
     }
 }
 

@@ -164,7 +164,10 @@ impl<S: Source> Registration<S> {
             if !self.state.ready(dir).get() {
                 // Rule 2: the latest waker wins.
                 *self.state.waiter(dir).borrow_mut() = Some(cx.waker().clone());
-                crate::task::note_wait(crate::task::WaitsOn::Socket(self.token.0, dir));
+                crate::task::note_wait(match dir {
+                    Direction::Read => crate::task::WaitsOn::Readable(self.token.0),
+                    Direction::Write => crate::task::WaitsOn::Writable(self.token.0),
+                });
                 return Poll::Pending;
             }
             match op(&self.io) {

@@ -62,88 +62,48 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// What a waiting task waits on, besides timers, for the task table:
-/// noted by the first of the runtime's futures that returned `Pending` in
-/// the task's last poll, so a person asking "why is this stuck?" sees
-/// where.
+/// What a waiting task waits on, for the task table: noted by the
+/// runtime's futures as they return `Pending`, so a person asking "why is
+/// this stuck?" sees where.
+///
+/// One value, not a list: a task often waits on two things at once (a
+/// socket, and the timer of its `timeout`), and the table shows the one
+/// that says more, the socket. Kept to 16 bytes, because every task
+/// carries one (the micro-benchmarks count an idle task's bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum WaitsOn {
     /// Nothing noted (a future of the program's own, or a handoff from
     /// another thread).
     #[default]
     Unknown,
-    /// A socket's readiness.
-    Socket(usize, crate::reactor::Direction),
+    /// A socket to become readable: its event-loop token.
+    Readable(usize),
+    /// A socket to become writable.
+    Writable(usize),
+    /// A timer, due at this time.
+    Timer(std::time::Instant),
     /// An item from a [`Queue`](crate::Queue), or its `join`.
     Queue,
     /// Another task's end (its `JoinHandle`).
     Task(TaskId),
 }
 
-/// What a poll waited on: a task often waits on two things at once, a
-/// socket and the timer of its `timeout`, so timers get a slot of their
-/// own. Each slot keeps its first note.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Waits {
-    pub(crate) on: WaitsOn,
-    /// The deadline of the first timer noted.
-    pub(crate) timer: Option<std::time::Instant>,
-}
-
-/// The notes of the poll running now. Two cells rather than one `Waits`,
-/// so a note writes only its own slot: every poll pays for the notes,
-/// and the task table is read once in a blue moon.
-struct Notes {
-    on: Cell<WaitsOn>,
-    timer: Cell<Option<std::time::Instant>>,
-}
-
 thread_local! {
-    static NOTES: Notes = const {
-        Notes {
-            on: Cell::new(WaitsOn::Unknown),
-            timer: Cell::new(None),
-        }
-    };
+    /// What the task being polled waits on, as its futures note it.
+    static WAITS_ON: Cell<WaitsOn> = const { Cell::new(WaitsOn::Unknown) };
 }
 
 /// Notes what the task being polled waits on: called by a future that
-/// returns `Pending`.
+/// returns `Pending`. A timer is noted only if nothing else was; anything
+/// else replaces a timer, but not another note.
 #[inline]
 pub(crate) fn note_wait(waits_on: WaitsOn) {
-    NOTES.with(|notes| {
-        if notes.on.get() == WaitsOn::Unknown {
-            notes.on.set(waits_on);
-        }
+    WAITS_ON.with(|noted| match (noted.get(), waits_on) {
+        (WaitsOn::Unknown, _) => noted.set(waits_on),
+        (WaitsOn::Timer(_), WaitsOn::Timer(_)) => {}
+        (WaitsOn::Timer(_), _) => noted.set(waits_on),
+        _ => {}
     });
-}
-
-/// Notes that the task being polled waits for a timer due at `deadline`.
-#[inline]
-pub(crate) fn note_timer(deadline: std::time::Instant) {
-    NOTES.with(|notes| {
-        if notes.timer.get().is_none() {
-            notes.timer.set(Some(deadline));
-        }
-    });
-}
-
-/// Forgets the last poll's notes, before the next poll begins.
-#[inline]
-fn clear_notes() {
-    NOTES.with(|notes| {
-        notes.on.set(WaitsOn::Unknown);
-        notes.timer.set(None);
-    });
-}
-
-/// The notes of the poll that just returned `Pending`.
-#[inline]
-fn read_notes() -> Waits {
-    NOTES.with(|notes| Waits {
-        on: notes.on.get(),
-        timer: notes.timer.get(),
-    })
 }
 
 /// Who a task is, for a person reading a task dump, a trace or a
@@ -177,7 +137,7 @@ pub(crate) struct Task<F: Future> {
     /// Its name and where it was spawned.
     meta: Meta,
     /// What it waited on when its last poll returned `Pending`.
-    waits_on: Cell<Waits>,
+    waits_on: Cell<WaitsOn>,
 }
 // ANCHOR_END: task
 
@@ -188,7 +148,7 @@ pub(crate) trait Runnable {
     fn state(&self) -> TaskState;
     fn cancel(&self);
     fn meta(&self) -> &Meta;
-    fn waits_on(&self) -> Waits;
+    fn waits_on(&self) -> WaitsOn;
 }
 
 /// The `JoinHandle`'s view of a task: only its output type is known.
@@ -210,7 +170,7 @@ impl<F: Future + 'static> Task<F> {
             join_waker: Cell::new(None),
             cancel_requested: Cell::new(false),
             meta,
-            waits_on: Cell::new(Waits::default()),
+            waits_on: Cell::new(WaitsOn::Unknown),
         })
     }
 
@@ -264,7 +224,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
             };
             self.state.set(TaskState::Running);
             recorder::record(|| Event::PollStart { task: self.id });
-            clear_notes();
+            WAITS_ON.set(WaitsOn::Unknown);
             // A panic in one task must not take the loop and every other task
             // down with it; it becomes that task's result instead.
             panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
@@ -277,7 +237,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
                     TaskState::Waiting
                 });
                 trace!(target: "runtime", "poll task={} -> Pending", self.id);
-                self.waits_on.set(read_notes());
+                self.waits_on.set(WAITS_ON.get());
                 self.record_pending(waker);
                 return Poll::Pending;
             }
@@ -341,7 +301,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
         &self.meta
     }
 
-    fn waits_on(&self) -> Waits {
+    fn waits_on(&self) -> WaitsOn {
         self.waits_on.get()
     }
 }

@@ -99,7 +99,7 @@ impl Future for Sleep {
                 self.timer = Some(Timer { id, waker, runtime });
             }
         }
-        crate::task::note_timer(self.deadline);
+        crate::task::note_wait(crate::task::WaitsOn::Timer(self.deadline));
         Poll::Pending
     }
     // ANCHOR_END: sleep_poll
