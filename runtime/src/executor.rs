@@ -267,7 +267,7 @@ impl Inner {
         }
         recorder::record(|| Event::Spawn {
             task: id,
-            name: meta.name.as_deref().map(String::from),
+            name: meta.name.clone(),
             at: meta.spawned_at,
             by: Actor::Outside,
         });

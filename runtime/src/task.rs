@@ -110,15 +110,16 @@ pub(crate) fn note_wait(waits_on: WaitsOn) {
 /// debugger: the name it was given, if any, and where it was spawned.
 #[derive(Clone, Debug)]
 pub(crate) struct Meta {
-    pub(crate) name: Option<Box<str>>,
+    pub(crate) name: Option<String>,
     pub(crate) spawned_at: &'static Location<'static>,
 }
 
 // ANCHOR: task
-/// What the task holds: the future until it finishes, then its outcome until
-/// the `JoinHandle` takes it.
+/// What the task holds: the future, and the waker of whoever awaits the
+/// `JoinHandle`, until it finishes; then its outcome until the
+/// `JoinHandle` takes it.
 enum Stage<F: Future> {
-    Running(Pin<Box<F>>),
+    Running(Pin<Box<F>>, Option<Waker>),
     Finished(Result<F::Output, JoinError>),
     Taken,
 }
@@ -130,8 +131,6 @@ pub(crate) struct Task<F: Future> {
     waker: Arc<TaskWaker>,
     stage: RefCell<Stage<F>>,
     state: Cell<TaskState>,
-    /// Who to wake when the task finishes: the task awaiting the JoinHandle.
-    join_waker: Cell<Option<Waker>>,
     /// Set when `cancel` is called from inside this task's own poll.
     cancel_requested: Cell<bool>,
     /// Its name and where it was spawned.
@@ -165,9 +164,8 @@ impl<F: Future + 'static> Task<F> {
         Rc::new(Task {
             id,
             waker,
-            stage: RefCell::new(Stage::Running(Box::pin(future))),
+            stage: RefCell::new(Stage::Running(Box::pin(future), None)),
             state: Cell::new(TaskState::Scheduled),
-            join_waker: Cell::new(None),
             cancel_requested: Cell::new(false),
             meta,
             waits_on: Cell::new(WaitsOn::Unknown),
@@ -200,9 +198,11 @@ impl<F: Future + 'static> Task<F> {
         // destructor may close sockets or even cancel other tasks.
         let old = std::mem::replace(&mut *self.stage.borrow_mut(), Stage::Finished(outcome));
         self.state.set(TaskState::Finished);
-        drop(old);
-        if let Some(waker) = self.join_waker.take() {
-            waker.wake();
+        if let Stage::Running(future, awaiter) = old {
+            drop(future);
+            if let Some(waker) = awaiter {
+                waker.wake();
+            }
         }
     }
 }
@@ -219,7 +219,7 @@ impl<F: Future + 'static> Runnable for Task<F> {
         let mut cx = Context::from_waker(&waker);
         let poll = {
             let mut stage = self.stage.borrow_mut();
-            let Stage::Running(future) = &mut *stage else {
+            let Stage::Running(future, _) = &mut *stage else {
                 return Poll::Ready(()); // cancelled while it sat in the queue
             };
             self.state.set(TaskState::Running);
@@ -309,20 +309,19 @@ impl<F: Future + 'static> Runnable for Task<F> {
 impl<F: Future + 'static> Joinable<F::Output> for Task<F> {
     fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<F::Output, JoinError>> {
         let Ok(mut stage) = self.stage.try_borrow_mut() else {
-            // A task awaiting its own handle: it can never finish.
-            self.join_waker.set(Some(cx.waker().clone()));
+            // A task awaiting its own handle: it can never finish, and
+            // nothing will wake it (the lost-waker lint says so).
             return Poll::Pending;
         };
+        if let Stage::Running(_, awaiter) = &mut *stage {
+            // The latest waker wins: whoever polled us last is waiting.
+            *awaiter = Some(cx.waker().clone());
+            note_wait(WaitsOn::Task(self.id));
+            return Poll::Pending;
+        }
         match std::mem::replace(&mut *stage, Stage::Taken) {
             Stage::Finished(outcome) => Poll::Ready(outcome),
-            Stage::Taken => Poll::Ready(Err(JoinError::PolledAfterCompletion)),
-            running @ Stage::Running(_) => {
-                *stage = running;
-                // The latest waker wins: whoever polled us last is waiting.
-                self.join_waker.set(Some(cx.waker().clone()));
-                note_wait(WaitsOn::Task(self.id));
-                Poll::Pending
-            }
+            _ => Poll::Ready(Err(JoinError::PolledAfterCompletion)),
         }
     }
 
@@ -392,7 +391,7 @@ impl Meta {
     #[track_caller]
     pub(crate) fn here(name: Option<String>) -> Meta {
         Meta {
-            name: name.map(String::into_boxed_str),
+            name,
             spawned_at: Location::caller(),
         }
     }
