@@ -20,6 +20,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use url::Url;
 
+use crate::archive::Archive;
 use crate::config::{Config, default_parse_threads};
 use crate::crawling::{Crawler, Outcome};
 use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
@@ -29,6 +30,7 @@ use crate::progress;
 use crate::ps::Ps;
 use crate::reporting;
 use crate::traps::TrapLimits;
+use crate::warc::Info;
 
 /// A web crawler on a hand-made async runtime: the finished crawler of
 /// "A Web Crawler With asyncio Coroutines", in Rust.
@@ -189,6 +191,12 @@ pub struct Args {
     #[arg(long = "ca-file", alias = "ca_file", value_name = "PEM", value_parser = parse_ca_file)]
     pub ca_file: Vec<CaFile>,
 
+    /// Keep every HTTP exchange (robots.txt, redirects and errors with a
+    /// status included) in a WARC 1.1 archive: the request as sent and the
+    /// response as received. A name ending in .gz compresses each record.
+    #[arg(long, value_name = "FILE")]
+    pub warc: Option<PathBuf>,
+
     /// Threads that parse pages [default: cores - 1, at least 1]; 0 parses
     /// on the event-loop thread. At most 256: parsing is CPU work, and more
     /// threads than cores only cost memory.
@@ -205,7 +213,8 @@ Every option is also accepted with underscores, as the chapter spells them
 (--max_redirect, --max_tries, --max_tasks, ...).
 
 Exit status: 0 when the crawl completed (even if some pages failed), 1 when
-no root could be fetched, 2 on a usage error, 130 when interrupted by Ctrl-C.
+no root could be fetched or the --warc file could not be written, 2 on a
+usage error, 130 when interrupted by Ctrl-C.
 
 Certificates are always verified, against the bundled Mozilla roots and
 any --ca-file; a certificate that fails is a statistic, not a fatal error.
@@ -293,6 +302,31 @@ impl Args {
                 max_crawl_delay: self.max_crawl_delay,
                 robots: !self.ignore_robots,
             },
+        }
+    }
+
+    /// What the archive's `warcinfo` record says: the command line as
+    /// typed (quoted where a shell would need it), the robots policy and
+    /// the User-Agent.
+    pub fn warc_info(&self, path: &std::path::Path) -> Info {
+        let quote = |arg: String| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c));
+            if plain {
+                arg
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        };
+        Info {
+            filename: path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            command_line: std::env::args().map(quote).collect::<Vec<_>>().join(" "),
+            robots: if self.ignore_robots { "ignore" } else { "obey" },
+            user_agent: self.user_agent.clone(),
         }
     }
 
@@ -559,7 +593,16 @@ fn run(args: &Args) -> io::Result<ExitCode> {
         args.roots.clone()
     };
     let runtime = Runtime::new()?;
-    let crawler = Rc::new(Crawler::new(roots, args.config())?);
+    let mut crawler = Crawler::new(roots, args.config())?;
+    let archive = match &args.warc {
+        Some(path) => {
+            let archive = Rc::new(Archive::create(path, &args.warc_info(path))?);
+            crawler.set_archive(Rc::clone(&archive));
+            Some(archive)
+        }
+        None => None,
+    };
+    let crawler = Rc::new(crawler);
     // Into a pipe or a file, JSON lines go out in blocks, as C's stdio does
     // it: a write per line would be a system call per URL on the loop
     // thread, and a wakeup for whatever reads the pipe. A terminal still
@@ -636,6 +679,15 @@ fn run(args: &Args) -> io::Result<ExitCode> {
         && e.kind() != io::ErrorKind::BrokenPipe
     {
         return Err(e);
+    }
+    if let Some(archive) = archive {
+        let archived = archive.finish()?;
+        log::info!(
+            "archived {} exchanges in {} ({} bytes)",
+            archived.exchanges,
+            archive.path().display(),
+            archived.bytes
+        );
     }
     Ok(if outcome == Outcome::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)

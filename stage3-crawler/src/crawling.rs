@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use runtime::{Either, JoinHandle, Queue, TaskBuilder, catch_unwind};
 use url::Url;
 
+use crate::archive::Archive;
 use crate::charset::{charset_param, media_type};
 use crate::config::Config;
 use crate::depth::{DepthLimit, SeenAgain};
@@ -195,6 +196,11 @@ impl Crawler {
             }
         }
         Ok(crawler)
+    }
+
+    /// Archives every exchange of the crawl in `archive` (`--warc`).
+    pub fn set_archive(&mut self, archive: Rc<Archive>) {
+        self.client.set_archive(archive);
     }
 
     // ANCHOR: crawl

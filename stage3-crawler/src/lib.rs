@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod archive;
 pub mod charset;
 pub mod cli;
 pub mod config;
@@ -43,6 +44,7 @@ pub mod sitemap;
 pub mod skipped;
 pub mod stats;
 pub mod traps;
+pub mod warc;
 
 pub use config::Config;
 pub use crawling::{Crawler, Outcome};

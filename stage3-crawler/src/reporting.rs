@@ -273,6 +273,20 @@ pub fn ctime(time: SystemTime) -> String {
     )
 }
 
+/// A time as ISO 8601 writes it in UTC, to the second
+/// (`2026-03-01T09:05:00Z`), as WARC records do.
+pub fn iso8601(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
 /// Year, month (1-12) and day for a count of days since 1970-01-01
 /// (Howard Hinnant's `civil_from_days`).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {

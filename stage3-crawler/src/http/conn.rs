@@ -90,6 +90,10 @@ impl Connection {
     pub(crate) fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
         self.stream.local_addr()
     }
+
+    pub(crate) fn peer_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.stream.peer_addr()
+    }
 }
 
 /// A failed read: a socket error, or (over TLS) a record rustls refused.

@@ -17,8 +17,9 @@ mod tls;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use log::debug;
 use runtime::TcpStream;
@@ -27,6 +28,8 @@ use runtime::timeout;
 use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
+use crate::archive::Archive;
+use crate::warc::Exchange;
 use conn::Connection;
 pub use decode::{ACCEPT_ENCODING, DecodeError, decode_body};
 pub use error::FetchError;
@@ -89,6 +92,8 @@ pub struct Client {
     /// Names already resolved. A crawl talks to a handful of hosts over
     /// many connections; each lookup costs a helper thread.
     resolved: RefCell<HashMap<(String, u16), Vec<SocketAddr>>>,
+    /// Where every exchange goes, with `--warc`.
+    archive: Option<Rc<Archive>>,
 }
 
 impl Client {
@@ -100,7 +105,15 @@ impl Client {
             config,
             pool,
             resolved: RefCell::new(HashMap::new()),
+            archive: None,
         }
+    }
+
+    /// Archives every exchange from now on: each response, whatever its
+    /// status (robots.txt, sitemaps and redirects included), with the
+    /// request that asked for it.
+    pub fn set_archive(&mut self, archive: Rc<Archive>) {
+        self.archive = Some(archive);
     }
 
     // ANCHOR: get
@@ -110,9 +123,16 @@ impl Client {
     /// one byte a second cannot hold a worker forever.
     pub async fn get(&self, url: &Url) -> Result<Response, FetchError> {
         let limit = self.config.fetch_timeout;
-        let response = timeout(limit, self.attempt(url))
+        let request = request(url, &self.config.user_agent);
+        let sent = SystemTime::now();
+        let mut response = timeout(limit, self.attempt(url, &request))
             .await
             .unwrap_or(Err(FetchError::FetchTimeout(limit)))?;
+        if let Some(archive) = &self.archive {
+            archive
+                .save(for_archive(url, sent, request, &mut response))
+                .await;
+        }
         decoded(response, self.config.max_body)
     }
 
@@ -132,15 +152,14 @@ impl Client {
         }
     }
 
-    async fn attempt(&self, url: &Url) -> Result<Response, FetchError> {
+    async fn attempt(&self, url: &Url, request: &[u8]) -> Result<Response, FetchError> {
         let origin = origin(url)?;
-        let request = request(url, &self.config.user_agent);
         // A pooled connection the server closed a moment ago fails before a
         // single byte of the response arrives. That is not the URL's fault:
         // try once more on a new connection, as browsers do. Only then: a
         // timeout on it was a real wait, and counts as the try it was.
         if let Some(conn) = self.pool.take(&origin) {
-            match self.exchange(conn, &origin, &request).await {
+            match self.exchange(conn, &origin, request).await {
                 Err((e, 0)) if e.is_stale_connection() => {
                     debug!("reused connection failed ({e}); retrying on a new one")
                 }
@@ -149,7 +168,7 @@ impl Client {
             }
         }
         let conn = self.connect(&origin).await?;
-        self.exchange(conn, &origin, &request)
+        self.exchange(conn, &origin, request)
             .await
             .map_err(|(e, _)| e)
     }
@@ -166,13 +185,19 @@ impl Client {
     ) -> Result<Response, (FetchError, u64)> {
         let result = match conn.send(request).await {
             Ok(()) => {
-                response::read_response(&mut conn, self.config.read_timeout, self.config.max_body)
-                    .await
+                response::read_response(
+                    &mut conn,
+                    self.config.read_timeout,
+                    self.config.max_body,
+                    self.archive.is_some(),
+                )
+                .await
             }
             Err(e) => Err(e),
         };
         match result {
-            Ok((response, reusable)) => {
+            Ok((mut response, reusable)) => {
+                response.peer = conn.peer_addr().ok().map(|addr| addr.ip());
                 if reusable {
                     self.pool.put(origin.clone(), conn);
                 }
@@ -285,6 +310,21 @@ fn origin(url: &Url) -> Result<Origin, FetchError> {
             .to_string(),
         port,
     })
+}
+
+/// The exchange for the archive: the request as sent, and the response as
+/// received (its head moves out of `response`; its body is copied, since
+/// the crawler decodes its own).
+fn for_archive(url: &Url, sent: SystemTime, request: Vec<u8>, response: &mut Response) -> Exchange {
+    Exchange {
+        url: url.to_string(),
+        date: sent,
+        peer: response.peer,
+        request,
+        head: std::mem::take(&mut response.raw_head),
+        chunked: response.chunked,
+        body: response.body.clone(),
+    }
 }
 
 /// The response with its Content-Encoding undone, within `max_body`.

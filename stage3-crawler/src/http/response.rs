@@ -16,7 +16,7 @@ const MAX_INTERIM: usize = 8;
 const MAX_LINE: usize = 4 * 1024;
 
 /// A complete response.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Response {
     /// The status code.
     pub status: u16,
@@ -30,6 +30,13 @@ pub struct Response {
     pub body: Vec<u8>,
     /// The body's length as received: de-chunked, but still compressed.
     pub wire_size: u64,
+    /// The status line and headers exactly as received, when the client
+    /// keeps them for an archive (see [`crate::warc`]); empty otherwise.
+    pub raw_head: Vec<u8>,
+    /// Whether the body came chunked.
+    pub chunked: bool,
+    /// The address of the server that sent it, if the socket knew it.
+    pub peer: Option<std::net::IpAddr>,
 }
 
 impl Response {
@@ -83,10 +90,11 @@ pub(crate) async fn read_response(
     conn: &mut Connection,
     read_timeout: Duration,
     max_body: u64,
+    keep_head: bool,
 ) -> Result<(Response, bool), FetchError> {
     let mut interim = 0;
     let mut response = loop {
-        let head = read_head(conn, read_timeout).await?;
+        let head = read_head(conn, read_timeout, keep_head).await?;
         // 1xx responses are interim (100 Continue, 103 Early Hints): the real
         // one follows on the same connection. A few, not an endless stream.
         if !(100..200).contains(&head.status) {
@@ -119,15 +127,20 @@ pub(crate) async fn read_response(
             .ok_or_else(|| too_large(&response))?,
     };
     response.wire_size = response.body.len() as u64;
+    response.chunked = framing == Framing::Chunked;
     let reusable = framing != Framing::Close && response.keep_alive();
     Ok((response, reusable))
 }
 // ANCHOR_END: read_response
 
 /// Reads until a complete head is in `conn.buf`, parses it, and consumes it.
-async fn read_head(conn: &mut Connection, read_timeout: Duration) -> Result<Response, FetchError> {
+async fn read_head(
+    conn: &mut Connection,
+    read_timeout: Duration,
+    keep_head: bool,
+) -> Result<Response, FetchError> {
     loop {
-        if let Some(head) = parse_head(conn)? {
+        if let Some(head) = parse_head(conn, keep_head)? {
             return Ok(head);
         }
         if conn.buf.len() > MAX_HEAD {
@@ -157,7 +170,7 @@ fn header_text(value: &[u8]) -> String {
 }
 
 /// Parses the head at the front of `conn.buf`, if it is all there.
-fn parse_head(conn: &mut Connection) -> Result<Option<Response>, FetchError> {
+fn parse_head(conn: &mut Connection, keep_head: bool) -> Result<Option<Response>, FetchError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut parsed = httparse::Response::new(&mut headers);
     // Real servers bend the grammar: a space before the colon, a header
@@ -192,6 +205,13 @@ fn parse_head(conn: &mut Connection) -> Result<Option<Response>, FetchError> {
             .collect(),
         body: Vec::new(),
         wire_size: 0,
+        raw_head: if keep_head {
+            conn.buf[..len].to_vec()
+        } else {
+            Vec::new()
+        },
+        chunked: false,
+        peer: None,
     };
     conn.buf.drain(..len);
     Ok(Some(response))
@@ -392,8 +412,7 @@ mod tests {
                 .iter()
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect(),
-            body: Vec::new(),
-            wire_size: 0,
+            ..Response::default()
         }
     }
 

@@ -49,4 +49,11 @@ impl Stream {
             Stream::Tls(tls) => tls.local_addr(),
         }
     }
+
+    pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            Stream::Plain(tcp) => tcp.peer_addr(),
+            Stream::Tls(tls) => tls.peer_addr(),
+        }
+    }
 }

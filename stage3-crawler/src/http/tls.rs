@@ -287,6 +287,10 @@ impl TlsStream {
     pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()
     }
+
+    pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.tcp.peer_addr()
+    }
 }
 
 impl Drop for TlsStream {

@@ -1,0 +1,227 @@
+//! `--warc FILE`: writing the archive without stalling the crawl.
+//!
+//! Writing to a file is a blocking call, and a slow disk (a network mount,
+//! a full page cache, a laptop's disk waking up) can hold it for a long
+//! time. On the loop thread, that would stop every fetch at once. So the
+//! loop only hands each exchange over to a thread of its own, which builds
+//! the records ([`crate::warc`]), digests and compresses them, and writes
+//! them. The handoff is a bounded channel: when the writer falls behind by
+//! [`BACKLOG`] exchanges, the worker whose exchange does not fit waits
+//! for room on a helper thread (`spawn_blocking`), so that its task waits
+//! and the loop does not. Memory stays bounded, and the crawl slows to the
+//! disk's pace instead of stopping.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::SystemTime;
+
+use runtime::spawn_blocking;
+
+use crate::warc::{Exchange, Info, Records};
+
+/// Exchanges waiting for the writer before a worker has to wait too.
+pub const BACKLOG: usize = 64;
+
+/// What a finished archive holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Exchanges archived (a request and a response record each).
+    pub exchanges: u64,
+    /// Bytes written, the `warcinfo` record included.
+    pub bytes: u64,
+}
+
+/// An archive being written by its own thread.
+#[derive(Debug)]
+pub struct Archive {
+    path: PathBuf,
+    sender: RefCell<Option<SyncSender<Exchange>>>,
+    writer: RefCell<Option<JoinHandle<io::Result<Written>>>>,
+}
+
+impl Archive {
+    /// Creates (or truncates) the file at `path`, and starts the thread
+    /// that writes it, beginning with the `warcinfo` record. A name ending
+    /// in `.gz` gets a gzip member per record.
+    pub fn create(path: &Path, info: &Info) -> io::Result<Archive> {
+        let file = File::create(path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot create the WARC file {}: {e}", path.display()),
+            )
+        })?;
+        let gzip = path.extension().is_some_and(|e| e == "gz");
+        let (records, warcinfo) = Records::start(info, SystemTime::now(), gzip);
+        let (sender, exchanges) = sync_channel(BACKLOG);
+        let writer = std::thread::Builder::new()
+            .name("warc-writer".into())
+            .spawn(move || write_archive(file, &records, &warcinfo, &exchanges))?;
+        Ok(Archive {
+            path: path.to_path_buf(),
+            sender: RefCell::new(Some(sender)),
+            writer: RefCell::new(Some(writer)),
+        })
+    }
+
+    // ANCHOR: save
+    /// Hands `exchange` to the writer. When the writer is [`BACKLOG`]
+    /// exchanges behind, waits for room without blocking the loop. If the
+    /// writer has failed, the exchange is dropped: [`finish`](Self::finish)
+    /// reports the error.
+    pub async fn save(&self, exchange: Exchange) {
+        let Some(sender) = self.sender.borrow().clone() else {
+            return;
+        };
+        match sender.try_send(exchange) {
+            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+            Err(TrySendError::Full(exchange)) => {
+                log::debug!("the WARC writer is behind; waiting for it");
+                // An error here is the writer's failure, reported by finish.
+                let _ = spawn_blocking(move || sender.send(exchange).is_ok()).await;
+            }
+        }
+    }
+    // ANCHOR_END: save
+
+    /// Waits for the writer to write what it was given, and for the file
+    /// to reach the disk (`fsync`). The first write error, if any, names
+    /// the file. Later calls return what the first one found.
+    pub fn finish(&self) -> io::Result<Written> {
+        drop(self.sender.borrow_mut().take());
+        let Some(writer) = self.writer.borrow_mut().take() else {
+            return Ok(Written::default());
+        };
+        writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the writer thread panicked")))
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("writing the WARC file {} failed: {e}", self.path.display()),
+                )
+            })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Archive {
+    /// An archive nobody finished (an early return) is still written out
+    /// whole.
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            log::error!("{e}");
+        }
+    }
+}
+
+/// The writer thread: the `warcinfo` record, then each exchange's two
+/// records, each flushed to the file whole before the next begins, so a
+/// crash leaves at most the last exchange torn. The file is synced once,
+/// at the end.
+fn write_archive(
+    file: File,
+    records: &Records,
+    warcinfo: &[u8],
+    exchanges: &Receiver<Exchange>,
+) -> io::Result<Written> {
+    let mut out = BufWriter::with_capacity(256 * 1024, file);
+    out.write_all(warcinfo)?;
+    out.flush()?;
+    let mut written = Written {
+        exchanges: 0,
+        bytes: warcinfo.len() as u64,
+    };
+    for exchange in exchanges {
+        let bytes = records.exchange(&exchange);
+        out.write_all(&bytes)?;
+        out.flush()?;
+        written.exchanges += 1;
+        written.bytes += bytes.len() as u64;
+    }
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::UNIX_EPOCH;
+
+    fn info() -> Info {
+        Info {
+            filename: "t.warc".into(),
+            command_line: "t".into(),
+            robots: "obey",
+            user_agent: "t".into(),
+        }
+    }
+
+    fn exchange(i: usize) -> Exchange {
+        Exchange {
+            url: format!("http://127.0.0.1/{i}"),
+            date: UNIX_EPOCH,
+            peer: None,
+            request: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            head: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n".to_vec(),
+            chunked: false,
+            body: b"x".to_vec(),
+        }
+    }
+
+    #[test]
+    fn more_exchanges_than_the_backlog_all_arrive() {
+        let dir = std::env::temp_dir().join(format!("archive-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.warc");
+        let archive = Archive::create(&path, &info()).unwrap();
+        let n = 3 * BACKLOG;
+        runtime::run_until_complete(async {
+            for i in 0..n {
+                archive.save(exchange(i)).await;
+            }
+        })
+        .unwrap();
+        let written = archive.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(written.exchanges, n as u64);
+        assert_eq!(written.bytes, bytes.len() as u64);
+        let text = String::from_utf8_lossy(&bytes);
+        assert_eq!(text.matches("WARC-Type: response\r\n").count(), n);
+        assert_eq!(text.matches("WARC-Type: request\r\n").count(), n);
+        // In the order they were saved.
+        let at = |i: usize| text.find(&format!("/{i}\r\n")).unwrap();
+        assert!((1..n).all(|i| at(i - 1) < at(i)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_created_is_an_error_naming_it() {
+        let err = Archive::create(Path::new("/nonexistent-dir/a.warc"), &info()).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("cannot create the WARC file /nonexistent-dir/a.warc: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_write_error_is_reported_by_finish() {
+        // /dev/full accepts the open and fails every write with ENOSPC.
+        let archive = Archive::create(Path::new("/dev/full"), &info()).unwrap();
+        runtime::run_until_complete(archive.save(exchange(0))).unwrap();
+        let err = archive.finish().unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("writing the WARC file /dev/full failed: "),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,473 @@
+//! WARC 1.1 (ISO 28500:2017), the web archive format of the Internet
+//! Archive, Heritrix, wget's `--warc-file` and Common Crawl: what the
+//! crawler fetched, kept as the bytes that crossed the wire.
+//!
+//! A WARC file is a sequence of records, each a block of named fields
+//! (like an HTTP head) and a content block:
+//!
+//! ```text
+//! WARC/1.1
+//! WARC-Type: response
+//! WARC-Record-ID: <urn:uuid:…>
+//! WARC-Target-URI: http://example.org/
+//! Content-Length: 1234
+//!
+//! HTTP/1.1 200 OK          ← the block: here, the response as received
+//! …
+//! (two CRLFs end the record)
+//! ```
+//!
+//! This module only makes records, as bytes: it does no I/O, so that the
+//! tests can check every byte. [`crate::archive`] writes them, off the
+//! loop thread. We write the format by hand: it is a page of code, and the
+//! Rust crates for it either leave out the digests archivists check or
+//! bring a date library and a parser we do not need.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::net::IpAddr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use ring::digest::{Context, SHA1_FOR_LEGACY_USE_ONLY};
+use ring::rand::{SecureRandom, SystemRandom};
+
+/// One HTTP request and its response, as they crossed the wire.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// The URL requested.
+    pub url: String,
+    /// When the request was sent.
+    pub date: SystemTime,
+    /// The server's address, when the connection knew it.
+    pub peer: Option<IpAddr>,
+    /// The request, exactly as sent.
+    pub request: Vec<u8>,
+    /// The response's status line and headers, exactly as received, up
+    /// to and including the blank line.
+    pub head: Vec<u8>,
+    /// Whether the body arrived chunked.
+    pub chunked: bool,
+    /// The body: de-chunked, and still content-encoded (compressed) if
+    /// the server compressed it.
+    pub body: Vec<u8>,
+}
+
+/// What the `warcinfo` record at the start of a file says about the crawl.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    /// The file's name, without its directory.
+    pub filename: String,
+    /// The command line, as the user typed it.
+    pub command_line: String,
+    /// The robots policy: `obey` or `ignore`.
+    pub robots: &'static str,
+    /// The User-Agent the crawler sends.
+    pub user_agent: String,
+}
+
+/// The records of one file: they share the `warcinfo` record's id.
+#[derive(Debug)]
+pub struct Records {
+    warcinfo_id: String,
+    gzip: bool,
+}
+
+impl Records {
+    /// Starts a file: returns the maker of its records and its `warcinfo`
+    /// record. With `gzip`, each record is a gzip member of its own, so
+    /// that a reader can seek to any record (the `.warc.gz` convention).
+    pub fn start(info: &Info, date: SystemTime, gzip: bool) -> (Records, Vec<u8>) {
+        let records = Records {
+            warcinfo_id: record_id(),
+            gzip,
+        };
+        let mut fields = String::new();
+        for (name, value) in [
+            (
+                "software",
+                concat!("stage3-crawler/", env!("CARGO_PKG_VERSION")),
+            ),
+            ("format", "WARC File Format 1.1"),
+            (
+                "conformsTo",
+                "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            ),
+            ("robots", info.robots),
+            ("http-header-user-agent", &info.user_agent),
+            ("command-line", &info.command_line),
+        ] {
+            let _ = write!(fields, "{name}: {}\r\n", one_line(value));
+        }
+        let warcinfo = records.record(
+            &[
+                ("WARC-Type", "warcinfo".into()),
+                ("WARC-Record-ID", records.warcinfo_id.clone()),
+                ("WARC-Date", warc_date(date)),
+                ("WARC-Filename", one_line(&info.filename)),
+                ("Content-Type", "application/warc-fields".into()),
+            ],
+            fields.as_bytes(),
+            None,
+        );
+        (records, warcinfo)
+    }
+
+    // ANCHOR: exchange
+    /// The `request` and `response` records of one exchange, each naming
+    /// the other as `WARC-Concurrent-To`, as one run of bytes: a reader
+    /// finds them side by side.
+    pub fn exchange(&self, exchange: &Exchange) -> Vec<u8> {
+        let request_id = record_id();
+        let response_id = record_id();
+        let date = warc_date(exchange.date);
+        let common = |kind: &str, id: &str, other: &str| {
+            let mut fields = vec![
+                ("WARC-Type", kind.to_string()),
+                ("WARC-Record-ID", id.to_string()),
+                ("WARC-Date", date.clone()),
+                ("WARC-Target-URI", one_line(&exchange.url)),
+                ("WARC-Warcinfo-ID", self.warcinfo_id.clone()),
+                ("WARC-Concurrent-To", other.to_string()),
+            ];
+            if let Some(ip) = exchange.peer {
+                fields.push(("WARC-IP-Address", ip.to_string()));
+            }
+            fields
+        };
+        let mut request = common("request", &request_id, &response_id);
+        request.push(("Content-Type", "application/http;msgtype=request".into()));
+        let mut response = common("response", &response_id, &request_id);
+        response.push(("Content-Type", "application/http;msgtype=response".into()));
+        let head = response_head(&exchange.head, exchange.chunked, exchange.body.len());
+        let mut block = head;
+        block.extend_from_slice(&exchange.body);
+        let mut bytes = self.record(&response, &block, Some(&exchange.body));
+        // The request has no body to digest: GET.
+        bytes.extend(self.record(&request, &exchange.request, None));
+        bytes
+    }
+    // ANCHOR_END: exchange
+
+    /// One record: the version line, `fields`, the block's length and
+    /// digest (and the payload's, if there is one), the block, and the two
+    /// CRLFs that end every record.
+    fn record(&self, fields: &[(&str, String)], block: &[u8], payload: Option<&[u8]>) -> Vec<u8> {
+        let mut head = String::from("WARC/1.1\r\n");
+        for (name, value) in fields {
+            let _ = write!(head, "{name}: {value}\r\n");
+        }
+        let _ = write!(head, "WARC-Block-Digest: {}\r\n", sha1_digest(block));
+        if let Some(payload) = payload {
+            let _ = write!(head, "WARC-Payload-Digest: {}\r\n", sha1_digest(payload));
+        }
+        let _ = write!(head, "Content-Length: {}\r\n\r\n", block.len());
+        let mut record = Vec::with_capacity(head.len() + block.len() + 4);
+        record.extend_from_slice(head.as_bytes());
+        record.extend_from_slice(block);
+        record.extend_from_slice(b"\r\n\r\n");
+        if self.gzip {
+            gzip_member(&record)
+        } else {
+            record
+        }
+    }
+}
+
+// ANCHOR: response_head
+/// The response head for the archive. It is the head as received, except
+/// when the body came chunked: the record holds the body de-chunked (WARC
+/// 1.1 defines the payload as the body with the transfer coding removed),
+/// so the head must not announce chunks that are not there. `chunked` is
+/// dropped from `Transfer-Encoding` (and the header with it, if nothing is
+/// left), any `Content-Length` is dropped (a chunked response's is
+/// meaningless), and a `Content-Length` with the de-chunked length is
+/// added, which is what readers such as warcio expect.
+fn response_head(head: &[u8], chunked: bool, body_len: usize) -> Vec<u8> {
+    if !chunked {
+        return head.to_vec();
+    }
+    let mut out = Vec::with_capacity(head.len() + 32);
+    let mut lines = head.split_inclusive(|&b| b == b'\n');
+    if let Some(status_line) = lines.next() {
+        out.extend_from_slice(status_line);
+    }
+    // Whether the header being read is one we drop: its folded
+    // continuation lines go with it.
+    let mut dropping = false;
+    for line in lines {
+        let content = line.strip_suffix(b"\n").unwrap_or(line);
+        let content = content.strip_suffix(b"\r").unwrap_or(content);
+        if content.is_empty() {
+            let _ = write!(out, "Content-Length: {body_len}\r\n\r\n");
+            return out;
+        }
+        if content[0] == b' ' || content[0] == b'\t' {
+            if !dropping {
+                out.extend_from_slice(line);
+            }
+            continue;
+        }
+        let name = content.split(|&b| b == b':').next().unwrap_or(content);
+        let name = name.trim_ascii();
+        dropping = false;
+        if name.eq_ignore_ascii_case(b"content-length") {
+            dropping = true;
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            dropping = true;
+            let value = &content[name.len().min(content.len())..];
+            let value = String::from_utf8_lossy(value);
+            let rest: Vec<&str> = value
+                .trim_start_matches(|c: char| c == ':' || c.is_whitespace())
+                .split(',')
+                .map(str::trim)
+                .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("chunked"))
+                .collect();
+            if !rest.is_empty() {
+                let _ = write!(out, "Transfer-Encoding: {}\r\n", rest.join(", "));
+            }
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    // A head always ends with a blank line; this is for a caller that
+    // passed less.
+    out
+}
+// ANCHOR_END: response_head
+
+/// A field value on one line: a URL or a command line with a line break
+/// in it would end the record's head early.
+fn one_line(value: &str) -> String {
+    value.replace(['\r', '\n'], " ")
+}
+
+/// `sha1:` and the base32 of the SHA-1 digest, the form archivists' tools
+/// expect. SHA-1 is broken for signatures, but here it names content, as
+/// it does in every crawl archive, and the readers check exactly this.
+pub fn sha1_digest(data: &[u8]) -> String {
+    let mut context = Context::new(&SHA1_FOR_LEGACY_USE_ONLY);
+    context.update(data);
+    format!("sha1:{}", base32(context.finish().as_ref()))
+}
+
+/// RFC 4648 base32, upper case, with padding.
+fn base32(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut out = String::with_capacity(data.len().div_ceil(5) * 8);
+    for group in data.chunks(5) {
+        let mut bytes = [0u8; 5];
+        bytes[..group.len()].copy_from_slice(group);
+        let bits = bytes.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+        // 8 bits per input byte, 5 per output character, rounded up.
+        let chars = (group.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                out.push(char::from(ALPHABET[(bits >> (35 - 5 * i) & 31) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A fresh `<urn:uuid:…>` (a random, version 4 UUID).
+fn record_id() -> String {
+    let mut bytes = [0u8; 16];
+    // The system's random source does not fail on Linux once it has
+    // started; if it ever did, ids would still differ by the counter.
+    if SystemRandom::new().fill(&mut bytes).is_err() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes[..8].copy_from_slice(&nanos.to_be_bytes());
+        bytes[8..].copy_from_slice(&n.to_be_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40; // version 4
+    bytes[8] = (bytes[8] & 0x3f) | 0x80; // the RFC 9562 variant
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "<urn:uuid:{}-{}-{}-{}-{}>",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// A time as WARC writes it: ISO 8601 in UTC, to the second.
+pub fn warc_date(time: SystemTime) -> String {
+    crate::reporting::iso8601(time)
+}
+
+/// `data` as one complete gzip member.
+fn gzip_member(data: &[u8]) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(data.len() / 3), Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(data);
+    encoder.finish().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::time::Duration;
+
+    #[test]
+    fn base32_matches_rfc_4648() {
+        for (input, expected) in [
+            ("", ""),
+            ("f", "MY======"),
+            ("fo", "MZXQ===="),
+            ("foo", "MZXW6==="),
+            ("foob", "MZXW6YQ="),
+            ("fooba", "MZXW6YTB"),
+            ("foobar", "MZXW6YTBOI======"),
+        ] {
+            assert_eq!(base32(input.as_bytes()), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn sha1_of_nothing_is_the_well_known_digest() {
+        assert_eq!(sha1_digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+    }
+
+    #[test]
+    fn record_ids_are_version_4_uuids() {
+        let (a, b) = (record_id(), record_id());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), "<urn:uuid:>".len() + 36);
+        assert_eq!(&a[24..25], "4", "{a}");
+        assert!("89ab".contains(&a[29..30]), "{a}");
+    }
+
+    #[test]
+    fn a_chunked_head_announces_the_dechunked_length() {
+        let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n \
+                     folded\r\nContent-Length: 99\r\nServer: t\r\n\r\n";
+        assert_eq!(
+            String::from_utf8(response_head(head, true, 5)).unwrap(),
+            "HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nServer: t\r\nContent-Length: 5\r\n\r\n"
+        );
+        let head = b"HTTP/1.1 200 OK\nTransfer-Encoding: gzip, chunked\n\n";
+        assert_eq!(
+            String::from_utf8(response_head(head, true, 0)).unwrap(),
+            "HTTP/1.1 200 OK\nTransfer-Encoding: gzip\r\nContent-Length: 0\r\n\r\n"
+        );
+        // Not chunked: the head as it came, byte for byte.
+        let head = b"HTTP/1.0 200 OK\nContent-Length: 3\n\n";
+        assert_eq!(response_head(head, false, 3), head);
+    }
+
+    fn exchange() -> Exchange {
+        Exchange {
+            url: "http://127.0.0.1:8000/a".into(),
+            date: UNIX_EPOCH + Duration::from_secs(1_764_000_000),
+            peer: Some("127.0.0.1".parse().unwrap()),
+            request: b"GET /a HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n".to_vec(),
+            head: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n".to_vec(),
+            chunked: false,
+            body: b"hi".to_vec(),
+        }
+    }
+
+    /// The records of `bytes` as (head, block) pairs, split by their
+    /// Content-Length, checking the two CRLFs after each.
+    fn split(mut bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+        let mut records = Vec::new();
+        while !bytes.is_empty() {
+            let end = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let head = String::from_utf8(bytes[..end].to_vec()).unwrap();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("Content-Length: "))
+                .unwrap()
+                .parse()
+                .unwrap();
+            records.push((head, bytes[end..end + len].to_vec()));
+            assert_eq!(&bytes[end + len..end + len + 4], b"\r\n\r\n");
+            bytes = &bytes[end + len + 4..];
+        }
+        records
+    }
+
+    #[test]
+    fn an_exchange_is_a_response_and_a_request_naming_each_other() {
+        let info = Info {
+            filename: "crawl.warc".into(),
+            command_line: "stage3-crawler --warc crawl.warc\nx".into(),
+            robots: "obey",
+            user_agent: "stage3-crawler/0.1.0".into(),
+        };
+        let (records, warcinfo) = Records::start(&info, UNIX_EPOCH, false);
+        let all = [warcinfo, records.exchange(&exchange())].concat();
+        let split = split(&all);
+        assert_eq!(split.len(), 3);
+        let field = |i: usize, name: &str| -> String {
+            let prefix = format!("{name}: ");
+            split[i]
+                .0
+                .lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .unwrap_or_else(|| panic!("{name} in {}", split[i].0))
+                .to_string()
+        };
+        assert!(
+            split[0]
+                .0
+                .starts_with("WARC/1.1\r\nWARC-Type: warcinfo\r\n")
+        );
+        assert_eq!(field(0, "WARC-Date"), "1970-01-01T00:00:00Z");
+        assert!(
+            String::from_utf8_lossy(&split[0].1)
+                .contains("command-line: stage3-crawler --warc crawl.warc x\r\n")
+        );
+        assert_eq!(field(1, "WARC-Type"), "response");
+        assert_eq!(field(2, "WARC-Type"), "request");
+        assert_eq!(field(1, "WARC-Concurrent-To"), field(2, "WARC-Record-ID"));
+        assert_eq!(field(2, "WARC-Concurrent-To"), field(1, "WARC-Record-ID"));
+        assert_eq!(field(1, "WARC-Warcinfo-ID"), field(0, "WARC-Record-ID"));
+        assert_eq!(field(1, "WARC-Date"), "2025-11-24T16:00:00Z");
+        assert_eq!(field(1, "WARC-IP-Address"), "127.0.0.1");
+        assert_eq!(field(1, "WARC-Target-URI"), "http://127.0.0.1:8000/a");
+        assert_eq!(
+            split[1].1,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi".to_vec()
+        );
+        assert_eq!(field(1, "WARC-Payload-Digest"), sha1_digest(b"hi"));
+        assert_eq!(field(1, "WARC-Block-Digest"), sha1_digest(&split[1].1));
+        assert_eq!(split[2].1, exchange().request);
+    }
+
+    #[test]
+    fn gzip_records_are_members_of_their_own() {
+        let info = Info {
+            filename: "crawl.warc.gz".into(),
+            command_line: String::new(),
+            robots: "ignore",
+            user_agent: String::new(),
+        };
+        let (records, warcinfo) = Records::start(&info, UNIX_EPOCH, true);
+        let exchange = records.exchange(&exchange());
+        // The warcinfo record decompresses on its own.
+        let mut one = String::new();
+        flate2::read::GzDecoder::new(&warcinfo[..])
+            .read_to_string(&mut one)
+            .unwrap();
+        assert!(one.starts_with("WARC/1.1\r\nWARC-Type: warcinfo"));
+        // And the whole file is a series of members.
+        let mut all = Vec::new();
+        flate2::read::MultiGzDecoder::new(&[warcinfo, exchange].concat()[..])
+            .read_to_end(&mut all)
+            .unwrap();
+        assert_eq!(split(&all).len(), 3);
+    }
+}

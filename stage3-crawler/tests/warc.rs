@@ -1,0 +1,203 @@
+//! `--warc`: the archive of a demo-site crawl, judged by the tool
+//! archivists use, warcio (installed by `.ci/test` into `.ci/venv`), and
+//! byte for byte against what the site serves.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use demo_site::{DemoSite, SiteConfig};
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("warc-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A program of `.ci/venv`, where `.ci/test` installs the Python tools,
+/// or else on `PATH`. Missing, the test fails and says how to get it.
+fn python_tool(name: &str) -> PathBuf {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.ci/venv/bin")
+        .join(name);
+    if venv.exists() {
+        return venv;
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join(name))
+        .find(|p| p.exists());
+    on_path.unwrap_or_else(|| {
+        panic!("{name} not found: run the tests with .ci/test, which installs warcio into .ci/venv")
+    })
+}
+
+fn run(program: &Path, args: &[&str]) -> Output {
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{} {args:?}: {}{}",
+        program.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Crawls `site` with `--warc path` and the extra `args`.
+fn crawl_to(site: &DemoSite, path: &Path, args: &[&str]) {
+    let mut all = vec![site.url("/")];
+    all.extend(["--warc".into(), path.to_str().unwrap().to_string()]);
+    all.extend(["--report".into(), "json".into()]);
+    all.extend(args.iter().map(|a| a.to_string()));
+    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .args(&all)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("INFO stage3_crawler::cli: archived "),
+        "{stderr}"
+    );
+}
+
+/// `(type, target URI)` of every record, in order, from `warcio index`.
+fn index(warc: &Path) -> Vec<(String, String)> {
+    let out = run(
+        &python_tool("warcio"),
+        &[
+            "index",
+            "-f",
+            "warc-type,warc-target-uri",
+            warc.to_str().unwrap(),
+        ],
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (field("warc-type"), field("warc-target-uri"))
+        })
+        .collect()
+}
+
+/// The payload of every response record, as warcio reads it: the bytes
+/// after the HTTP head, neither de-chunked nor decompressed again.
+fn payloads(warc: &Path) -> BTreeMap<String, Vec<u8>> {
+    const SCRIPT: &str = r#"
+import sys
+from warcio.archiveiterator import ArchiveIterator
+with open(sys.argv[1], 'rb') as f:
+    for record in ArchiveIterator(f):
+        if record.rec_type == 'response':
+            uri = record.rec_headers.get_header('WARC-Target-URI')
+            print(uri, record.raw_stream.read().hex())
+"#;
+    let out = run(
+        &python_tool("python"),
+        &["-c", SCRIPT, warc.to_str().unwrap()],
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (uri, hex) = line.split_once(' ').unwrap();
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            (uri.to_string(), bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn the_archive_of_a_crawl_passes_warcio_and_holds_exactly_what_the_site_sent() {
+    let site = DemoSite::start_default().unwrap();
+    let scratch = Scratch::new("plain");
+    let warc = scratch.0.join("crawl.warc");
+    crawl_to(&site, &warc, &[]);
+    // Every record well formed, every digest right.
+    run(
+        &python_tool("warcio"),
+        &["check", "-v", warc.to_str().unwrap()],
+    );
+    let records = index(&warc);
+    assert_eq!(records[0], ("warcinfo".to_string(), String::new()));
+    // A response then its request, for every URL the site answered (its
+    // answer key) and its robots.txt, each once.
+    let mut want: BTreeSet<String> = site.expected().into_iter().map(|e| e.url).collect();
+    want.insert(site.url("/robots.txt"));
+    let responses: Vec<&str> = records
+        .iter()
+        .filter(|(kind, _)| kind == "response")
+        .map(|(_, uri)| uri.as_str())
+        .collect();
+    assert_eq!(responses.len(), want.len(), "a URL was archived twice");
+    assert_eq!(
+        responses
+            .iter()
+            .map(|u| u.to_string())
+            .collect::<BTreeSet<_>>(),
+        want
+    );
+    for pair in records[1..].chunks(2) {
+        assert_eq!(pair[0].0, "response");
+        assert_eq!(pair[1], ("request".to_string(), pair[0].1.clone()));
+    }
+    // Each body as the site serves it, byte for byte (chunked ones
+    // de-chunked: the WARC 1.1 payload).
+    let payloads = payloads(&warc);
+    for url in &want {
+        let path = &url[site.base_url().len()..];
+        assert_eq!(payloads[url], common::body(&site, path), "{url}");
+    }
+}
+
+#[test]
+fn a_gz_name_compresses_each_record_and_a_polite_crawl_archives_compressed_bodies() {
+    let site = DemoSite::start(SiteConfig {
+        polite: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let scratch = Scratch::new("gz");
+    let warc = scratch.0.join("crawl.warc.gz");
+    crawl_to(&site, &warc, &["--sitemaps"]);
+    let bytes = std::fs::read(&warc).unwrap();
+    assert_eq!(&bytes[..2], [0x1f, 0x8b], "not gzip");
+    run(
+        &python_tool("warcio"),
+        &["check", "-v", warc.to_str().unwrap()],
+    );
+    let records = index(&warc);
+    let uris: BTreeSet<&str> = records.iter().map(|(_, uri)| uri.as_str()).collect();
+    // robots.txt with its rules, a sitemap, and the compression bomb, which
+    // the crawler refused to decode but the server did send.
+    for path in ["/robots.txt", "/sitemap.xml", "/polite/bomb.html"] {
+        assert!(uris.contains(site.url(path).as_str()), "{path}: {uris:?}");
+    }
+    // Bodies are archived as transferred: compressed when the site
+    // compressed them (gzip's magic, or brotli's lack of one).
+    let payloads = payloads(&warc);
+    let index_page = &payloads[&site.url("/")];
+    assert_ne!(index_page, &common::body(&site, "/"));
+}
