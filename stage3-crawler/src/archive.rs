@@ -24,7 +24,7 @@ use runtime::spawn_blocking;
 use crate::warc::{Exchange, Info, Records};
 
 /// Exchanges waiting for the writer before a worker has to wait too.
-pub const BACKLOG: usize = 64;
+pub const BACKLOG: usize = 32;
 
 /// What a finished archive holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,12 +54,12 @@ impl Archive {
                 format!("cannot create the WARC file {}: {e}", path.display()),
             )
         })?;
-        let gzip = path.extension().is_some_and(|e| e == "gz");
-        let (records, warcinfo) = Records::start(info, SystemTime::now(), gzip);
+        let records = Records::new(path.extension().is_some_and(|e| e == "gz"));
+        let info = info.clone();
         let (sender, exchanges) = sync_channel(BACKLOG);
         let writer = std::thread::Builder::new()
             .name("warc-writer".into())
-            .spawn(move || write_archive(file, &records, &warcinfo, &exchanges))?;
+            .spawn(move || write_archive(file, &records, &info, &exchanges))?;
         Ok(Archive {
             path: path.to_path_buf(),
             sender: RefCell::new(Some(sender)),
@@ -129,24 +129,21 @@ impl Drop for Archive {
 fn write_archive(
     file: File,
     records: &Records,
-    warcinfo: &[u8],
+    info: &Info,
     exchanges: &Receiver<Exchange>,
 ) -> io::Result<Written> {
-    let mut out = BufWriter::with_capacity(256 * 1024, file);
-    out.write_all(warcinfo)?;
+    let mut out = BufWriter::with_capacity(64 * 1024, file);
+    records.warcinfo(info, SystemTime::now(), &mut out)?;
     out.flush()?;
-    let mut written = Written {
-        exchanges: 0,
-        bytes: warcinfo.len() as u64,
-    };
+    let mut written = Written::default();
     for exchange in exchanges {
-        let bytes = records.exchange(&exchange);
-        out.write_all(&bytes)?;
+        records.exchange(&exchange, &mut out)?;
         out.flush()?;
         written.exchanges += 1;
-        written.bytes += bytes.len() as u64;
     }
-    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    let file = out.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    written.bytes = file.metadata()?.len();
     Ok(written)
 }
 

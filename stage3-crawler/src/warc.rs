@@ -24,14 +24,14 @@
 //! bring a date library and a parser we do not need.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{self, Write};
 use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use ring::digest::{Context, SHA1_FOR_LEGACY_USE_ONLY};
 use ring::rand::{SecureRandom, SystemRandom};
+use sha1::{Digest, Sha1};
 
 /// One HTTP request and its response, as they crossed the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,14 +75,18 @@ pub struct Records {
 }
 
 impl Records {
-    /// Starts a file: returns the maker of its records and its `warcinfo`
-    /// record. With `gzip`, each record is a gzip member of its own, so
-    /// that a reader can seek to any record (the `.warc.gz` convention).
-    pub fn start(info: &Info, date: SystemTime, gzip: bool) -> (Records, Vec<u8>) {
-        let records = Records {
+    /// The maker of one file's records. With `gzip`, each record is a gzip
+    /// member of its own, so that a reader can seek to any record (the
+    /// `.warc.gz` convention).
+    pub fn new(gzip: bool) -> Records {
+        Records {
             warcinfo_id: record_id(),
             gzip,
-        };
+        }
+    }
+
+    /// Writes the `warcinfo` record, which begins the file.
+    pub fn warcinfo(&self, info: &Info, date: SystemTime, out: &mut dyn Write) -> io::Result<()> {
         let mut fields = String::new();
         for (name, value) in [
             (
@@ -100,25 +104,24 @@ impl Records {
         ] {
             let _ = write!(fields, "{name}: {}\r\n", one_line(value));
         }
-        let warcinfo = records.record(
+        self.record(
             &[
                 ("WARC-Type", "warcinfo".into()),
-                ("WARC-Record-ID", records.warcinfo_id.clone()),
+                ("WARC-Record-ID", self.warcinfo_id.clone()),
                 ("WARC-Date", warc_date(date)),
                 ("WARC-Filename", one_line(&info.filename)),
                 ("Content-Type", "application/warc-fields".into()),
             ],
-            fields.as_bytes(),
+            &[fields.as_bytes()],
             None,
-        );
-        (records, warcinfo)
+            out,
+        )
     }
 
     // ANCHOR: exchange
-    /// The `request` and `response` records of one exchange, each naming
-    /// the other as `WARC-Concurrent-To`, as one run of bytes: a reader
-    /// finds them side by side.
-    pub fn exchange(&self, exchange: &Exchange) -> Vec<u8> {
+    /// Writes the `response` and `request` records of one exchange, each
+    /// naming the other as `WARC-Concurrent-To`, side by side.
+    pub fn exchange(&self, exchange: &Exchange, out: &mut dyn Write) -> io::Result<()> {
         let request_id = record_id();
         let response_id = record_id();
         let date = warc_date(exchange.date);
@@ -136,41 +139,60 @@ impl Records {
             }
             fields
         };
-        let mut request = common("request", &request_id, &response_id);
-        request.push(("Content-Type", "application/http;msgtype=request".into()));
         let mut response = common("response", &response_id, &request_id);
         response.push(("Content-Type", "application/http;msgtype=response".into()));
         let head = response_head(&exchange.head, exchange.chunked, exchange.body.len());
-        let mut block = head;
-        block.extend_from_slice(&exchange.body);
-        let mut bytes = self.record(&response, &block, Some(&exchange.body));
+        let body = exchange.body.as_slice();
+        self.record(&response, &[&head, body], Some(body), out)?;
+        let mut request = common("request", &request_id, &response_id);
+        request.push(("Content-Type", "application/http;msgtype=request".into()));
         // The request has no body to digest: GET.
-        bytes.extend(self.record(&request, &exchange.request, None));
-        bytes
+        self.record(&request, &[&exchange.request], None, out)
     }
     // ANCHOR_END: exchange
 
     /// One record: the version line, `fields`, the block's length and
-    /// digest (and the payload's, if there is one), the block, and the two
-    /// CRLFs that end every record.
-    fn record(&self, fields: &[(&str, String)], block: &[u8], payload: Option<&[u8]>) -> Vec<u8> {
+    /// digest (and the payload's, if there is one), the block (given in
+    /// parts, so that a body is never copied to be joined to its head),
+    /// and the two CRLFs that end every record.
+    fn record(
+        &self,
+        fields: &[(&str, String)],
+        block: &[&[u8]],
+        payload: Option<&[u8]>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         let mut head = String::from("WARC/1.1\r\n");
         for (name, value) in fields {
             let _ = write!(head, "{name}: {value}\r\n");
         }
-        let _ = write!(head, "WARC-Block-Digest: {}\r\n", sha1_digest(block));
+        let mut digest = Sha1::new();
+        for part in block {
+            digest.update(part);
+        }
+        let _ = write!(
+            head,
+            "WARC-Block-Digest: sha1:{}\r\n",
+            base32(&digest.finalize())
+        );
         if let Some(payload) = payload {
             let _ = write!(head, "WARC-Payload-Digest: {}\r\n", sha1_digest(payload));
         }
-        let _ = write!(head, "Content-Length: {}\r\n\r\n", block.len());
-        let mut record = Vec::with_capacity(head.len() + block.len() + 4);
-        record.extend_from_slice(head.as_bytes());
-        record.extend_from_slice(block);
-        record.extend_from_slice(b"\r\n\r\n");
+        let length: usize = block.iter().map(|part| part.len()).sum();
+        let _ = write!(head, "Content-Length: {length}\r\n\r\n");
+        let write = |out: &mut dyn Write| -> io::Result<()> {
+            out.write_all(head.as_bytes())?;
+            for part in block {
+                out.write_all(part)?;
+            }
+            out.write_all(b"\r\n\r\n")
+        };
         if self.gzip {
-            gzip_member(&record)
+            let mut member = GzEncoder::new(out, Compression::default());
+            write(&mut member)?;
+            member.finish().map(drop)
         } else {
-            record
+            write(out)
         }
     }
 }
@@ -247,9 +269,7 @@ fn one_line(value: &str) -> String {
 /// expect. SHA-1 is broken for signatures, but here it names content, as
 /// it does in every crawl archive, and the readers check exactly this.
 pub fn sha1_digest(data: &[u8]) -> String {
-    let mut context = Context::new(&SHA1_FOR_LEGACY_USE_ONLY);
-    context.update(data);
-    format!("sha1:{}", base32(context.finish().as_ref()))
+    format!("sha1:{}", base32(&Sha1::digest(data)))
 }
 
 /// RFC 4648 base32, upper case, with padding.
@@ -304,14 +324,6 @@ fn record_id() -> String {
 /// A time as WARC writes it: ISO 8601 in UTC, to the second.
 pub fn warc_date(time: SystemTime) -> String {
     crate::reporting::iso8601(time)
-}
-
-/// `data` as one complete gzip member.
-fn gzip_member(data: &[u8]) -> Vec<u8> {
-    let mut encoder = GzEncoder::new(Vec::with_capacity(data.len() / 3), Compression::default());
-    // Writing to a Vec cannot fail.
-    let _ = encoder.write_all(data);
-    encoder.finish().unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -407,8 +419,10 @@ mod tests {
             robots: "obey",
             user_agent: "stage3-crawler/0.1.0".into(),
         };
-        let (records, warcinfo) = Records::start(&info, UNIX_EPOCH, false);
-        let all = [warcinfo, records.exchange(&exchange())].concat();
+        let records = Records::new(false);
+        let mut all = Vec::new();
+        records.warcinfo(&info, UNIX_EPOCH, &mut all).unwrap();
+        records.exchange(&exchange(), &mut all).unwrap();
         let split = split(&all);
         assert_eq!(split.len(), 3);
         let field = |i: usize, name: &str| -> String {
@@ -455,8 +469,10 @@ mod tests {
             robots: "ignore",
             user_agent: String::new(),
         };
-        let (records, warcinfo) = Records::start(&info, UNIX_EPOCH, true);
-        let exchange = records.exchange(&exchange());
+        let records = Records::new(true);
+        let (mut warcinfo, mut pair) = (Vec::new(), Vec::new());
+        records.warcinfo(&info, UNIX_EPOCH, &mut warcinfo).unwrap();
+        records.exchange(&exchange(), &mut pair).unwrap();
         // The warcinfo record decompresses on its own.
         let mut one = String::new();
         flate2::read::GzDecoder::new(&warcinfo[..])
@@ -465,7 +481,7 @@ mod tests {
         assert!(one.starts_with("WARC/1.1\r\nWARC-Type: warcinfo"));
         // And the whole file is a series of members.
         let mut all = Vec::new();
-        flate2::read::MultiGzDecoder::new(&[warcinfo, exchange].concat()[..])
+        flate2::read::MultiGzDecoder::new(&[warcinfo, pair].concat()[..])
             .read_to_end(&mut all)
             .unwrap();
         assert_eq!(split(&all).len(), 3);

@@ -416,7 +416,8 @@ fn crawl_rows(
         Some(bin) if workload.latency_bound_secs() > 0.0 => {
             Some(defaults_row(workload, &site, opts, me, bin, &expected)?)
         }
-        _ => None,
+        Some(bin) => Some(warc_row(workload, &site, opts, me, bin, &expected)?),
+        None => None,
     };
     site.shutdown();
 
@@ -542,6 +543,72 @@ fn defaults_row(
     })
 }
 // ANCHOR_END: defaults_row
+
+// ANCHOR: warc_row
+/// Stage 3 with `--warc`, against itself without, in alternating rounds:
+/// archiving every exchange (digests, the writer thread, the disk) may
+/// slow the crawl by at most 30%.
+fn warc_row(
+    workload: &Workload,
+    site: &DemoSite,
+    opts: &Options,
+    me: &Path,
+    bin: &Path,
+    expected: &BTreeSet<Visit>,
+) -> Result<Row, String> {
+    const LIMIT: f64 = 1.3;
+    let dir = std::env::temp_dir().join(format!("bench-warc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let warc = dir.join("crawl.warc");
+    let root = site.url("/");
+    let max_tasks = workload.max_tasks.to_string();
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for round in 0..opts.rounds {
+        for archive in [round % 2 == 0, round % 2 == 1] {
+            let mut command = measure(me, bin);
+            stage3_crawl(&mut command, &root, &max_tasks).args([
+                "--per-host",
+                &max_tasks,
+                "--ignore-robots",
+            ]);
+            if archive {
+                command.arg("--warc").arg(&warc);
+            }
+            let measured = child::run(&mut command, CRAWL_LIMIT)
+                .map_err(|e| format!("stage 3 (--warc: {archive}) failed: {e}"))?;
+            let crawled = crawl::parse_stage3_json(&measured.stdout)?;
+            check("stage 3 with --warc", &crawled.visits, expected)?;
+            let wall = measured.usage.wall.as_secs_f64();
+            let size = std::fs::metadata(&warc).map_or(0, |m| m.len());
+            if archive {
+                println!(
+                    "  round {}: stage 3 with --warc {wall:.3} s wall ({:.1} MB archived)",
+                    round + 1,
+                    size as f64 / 1e6
+                );
+                with.push(wall);
+            } else {
+                println!("  round {}: stage 3 without    {wall:.3} s wall", round + 1);
+                without.push(wall);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let without = median(&without);
+    Ok(Row {
+        what: format!(
+            "({}) {}, stage 3 with --warc: wall time (without: {:.3} s, same rounds)",
+            workload.key,
+            workload.title,
+            without.unwrap_or(0.0)
+        ),
+        unit: Unit::Secs,
+        ours: median(&with),
+        theirs: None,
+        target: without.map(|w| Target::Below(w * LIMIT)),
+    })
+}
+// ANCHOR_END: warc_row
 
 /// A command that runs `program` through this binary's launcher role (see
 /// `bench::child`); add the program's arguments.
