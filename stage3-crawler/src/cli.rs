@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::Duration;
 
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::{ArgAction, CommandFactory, Parser, ValueEnum};
 use crawl_kit::args::MAX_DURATION;
 use demo_site::DemoSite;
 use regex::Regex;
@@ -25,6 +25,7 @@ use crate::config::{Config, default_parse_threads};
 use crate::crawling::{Crawler, Outcome};
 use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
+use crate::journal::{Identity, Journal};
 use crate::politeness::PoliteConfig;
 use crate::progress;
 use crate::ps::Ps;
@@ -197,6 +198,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub warc: Option<PathBuf>,
 
+    /// Keep the crawl's state in DIR as it goes (a journal of every URL
+    /// queued, fetched or skipped), so that a crawl that was stopped,
+    /// killed or crashed resumes where it was: run the same command again.
+    /// Needs explicit roots; not with --max-depth.
+    #[arg(long, value_name = "DIR", conflicts_with = "max_depth")]
+    pub state: Option<PathBuf>,
+
     /// Threads that parse pages [default: cores - 1, at least 1]; 0 parses
     /// on the event-loop thread. At most 256: parsing is CPU work, and more
     /// threads than cores only cost memory.
@@ -302,6 +310,30 @@ impl Args {
                 max_crawl_delay: self.max_crawl_delay,
                 robots: !self.ignore_robots,
             },
+        }
+    }
+
+    /// What makes a crawl the same crawl, for `--state`: its roots, and
+    /// the options that decide which URLs it fetches. Timeouts, workers
+    /// and the report may change between runs.
+    pub fn identity(&self, roots: &[Url]) -> Identity {
+        let rules = format!(
+            "{} hosts, exclude {}, max-pages {}, robots {}, user-agent {}, sitemaps {}, \
+             max-redirect {}, max-url-length {}, max-path-repetition {}, max-query-variants {}",
+            if self.lenient { "lenient" } else { "strict" },
+            self.exclude.as_ref().map_or("none", Regex::as_str),
+            self.max_pages.map_or("none".into(), |n| n.to_string()),
+            if self.ignore_robots { "ignore" } else { "obey" },
+            self.user_agent,
+            if self.sitemaps { "yes" } else { "no" },
+            self.max_redirect,
+            self.max_url_length,
+            self.max_path_repetition,
+            self.max_query_variants,
+        );
+        Identity {
+            roots: roots.iter().map(|r| r.to_string()).collect(),
+            rules,
         }
     }
 
@@ -584,6 +616,17 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     // Keeps the demo site running until the report is written.
     let mut _site = None;
     let roots = if args.roots.is_empty() {
+        if args.state.is_some() {
+            // The demo site's port changes from run to run, and with it
+            // the crawl: there would be nothing to resume.
+            Args::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "--state needs the roots of the crawl (the built-in demo site's \
+                     address changes from run to run)",
+                )
+                .exit();
+        }
         let site = DemoSite::start_default()?;
         let root = site.url("/");
         eprintln!("No root given: crawling the demo site, started in-process at {root}");
@@ -593,7 +636,15 @@ fn run(args: &Args) -> io::Result<ExitCode> {
         args.roots.clone()
     };
     let runtime = Runtime::new()?;
-    let mut crawler = Crawler::new(roots, args.config())?;
+    let mut crawler = match &args.state {
+        Some(dir) => {
+            let identity = args.identity(&roots);
+            let (journal, replayed) = Journal::open(dir, &identity)
+                .map_err(|e| io::Error::other(format!("--state {}: {e}", dir.display())))?;
+            Crawler::with_journal(roots, args.config(), journal, replayed)?
+        }
+        None => Crawler::new(roots, args.config())?,
+    };
     let archive = match &args.warc {
         Some(path) => {
             let archive = Rc::new(Archive::create(path, &args.warc_info(path))?);
@@ -664,6 +715,14 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     })?;
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
+    }
+    // The journal is complete before the report says so.
+    crawler.close_journal()?;
+    if let (Some(dir), Outcome::Interrupted) = (&args.state, outcome) {
+        eprintln!(
+            "The crawl's state is saved in {}: run the same command again to resume it.",
+            dir.display()
+        );
     }
     let mut out = out.borrow_mut();
     out.report_begins(interrupt);

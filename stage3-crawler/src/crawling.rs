@@ -26,6 +26,7 @@ use crate::config::Config;
 use crate::depth::{DepthLimit, SeenAgain};
 use crate::host::HostRules;
 use crate::http::{Client, FetchError, Response};
+use crate::journal::{Journal, Replayed};
 use crate::logging::{CrawlLog, LogLine};
 use crate::parsing::ParsePool;
 use crate::politeness::{Admission, Politeness, RobotsOutcome};
@@ -136,6 +137,11 @@ pub struct Crawler {
     on_stat: RefCell<Option<StatSink>>,
     /// Called with each skipped URL as it is recorded.
     on_skip: RefCell<Option<SkipSink>>,
+    /// `--state`: where every fact of the crawl is written as it happens.
+    journal: Option<Journal>,
+    /// What the journal held when the crawl began, until `crawl` takes it
+    /// up (after the report's sinks are in place).
+    replay: RefCell<Option<Replayed>>,
     t0: Cell<Instant>,
     t1: Cell<Option<Instant>>,
     errors: Cell<usize>,
@@ -145,7 +151,33 @@ pub struct Crawler {
 impl Crawler {
     /// A crawler with `roots` already queued. Fragments are dropped from the
     /// roots; their hosts (and non-default ports) define the site.
-    pub fn new(roots: Vec<Url>, mut config: Config) -> io::Result<Crawler> {
+    pub fn new(roots: Vec<Url>, config: Config) -> io::Result<Crawler> {
+        Crawler::create(roots, config, None)
+    }
+
+    /// A crawler that writes every fact of the crawl to `journal`
+    /// (`--state`). If the journal held a crawl already (`replayed`), that
+    /// crawl resumes: `crawl` takes up its report and its queue instead of
+    /// the roots.
+    pub fn with_journal(
+        roots: Vec<Url>,
+        config: Config,
+        journal: Journal,
+        replayed: Replayed,
+    ) -> io::Result<Crawler> {
+        Crawler::create(roots, config, Some((journal, replayed)))
+    }
+
+    fn create(
+        roots: Vec<Url>,
+        mut config: Config,
+        state: Option<(Journal, Replayed)>,
+    ) -> io::Result<Crawler> {
+        let (journal, replay) = match state {
+            Some((journal, replayed)) => (Some(journal), Some(replayed)),
+            None => (None, None),
+        };
+        let replay = replay.filter(|r| !r.is_empty());
         let roots: Vec<Url> = roots
             .into_iter()
             .map(|mut root| {
@@ -182,9 +214,15 @@ impl Crawler {
             t1: Cell::new(None),
             errors: Cell::new(0),
             roots: roots.clone(),
+            journal,
+            replay: RefCell::new(None),
         };
-        for root in &roots {
-            crawler.see(root.clone(), None, 0);
+        if replay.is_some() {
+            *crawler.replay.borrow_mut() = replay;
+        } else {
+            for root in &roots {
+                crawler.see(root.clone(), None, 0);
+            }
         }
         // The default place of each root's sitemap; robots.txt may name
         // more (see `learn_robots`).
@@ -195,8 +233,66 @@ impl Crawler {
                 }
             }
         }
+        if let Some(journal) = &crawler.journal {
+            journal.commit();
+        }
         Ok(crawler)
     }
+
+    // ANCHOR: resume
+    /// Takes up a crawl from its journal: its statistics and skipped URLs
+    /// go into the report (and to the report's sinks) as if they had just
+    /// happened; every URL it queued is seen; and those not done go back on
+    /// the queue, in the order they were first queued. The fetches that
+    /// were in flight when it stopped are among them.
+    fn resume(&self, replayed: Replayed) {
+        let mut finished: HashSet<&str> = HashSet::new();
+        for stat in &replayed.done {
+            finished.insert(&stat.url);
+            self.keep_statistic(stat.clone());
+        }
+        for skipped in &replayed.skipped {
+            finished.insert(&skipped.url);
+            self.keep_skip(skipped.clone());
+        }
+        let mut again = 0;
+        {
+            let mut seen = self.seen_urls.borrow_mut();
+            seen.extend(finished.iter().map(|url| Box::from(*url)));
+            for queued in &replayed.queued {
+                if !seen.insert(queued.url.as_str().into()) {
+                    continue; // done or skipped
+                }
+                let Ok(url) = Url::parse(&queued.url) else {
+                    continue; // it parsed when it was queued
+                };
+                self.traps.admit(&url);
+                self.q.put_nowait(Work {
+                    url,
+                    max_redirect: queued.redirects,
+                    from: queued.from.as_deref().map(Rc::from),
+                    depth: queued.depth,
+                    sitemap: false,
+                });
+                again += 1;
+            }
+        }
+        self.queued.set(replayed.queued.len());
+        self.log.info(format_args!(
+            "resuming: {} URLs done, {} skipped, {again} to fetch{}",
+            replayed.done.len(),
+            replayed.skipped.len(),
+            if replayed.cut > 0 {
+                format!(
+                    " (the journal's last {} bytes, torn by a crash, were cut off)",
+                    replayed.cut
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    // ANCHOR_END: resume
 
     /// Archives every exchange of the crawl in `archive` (`--warc`).
     pub fn set_archive(&mut self, archive: Rc<Archive>) {
@@ -213,6 +309,9 @@ impl Crawler {
     /// completes (Ctrl-C), whichever comes first. Either way the workers
     /// are cancelled before it returns.
     pub async fn crawl_until(self: &Rc<Self>, interrupt: impl Future<Output = ()>) -> Outcome {
+        if let Some(replayed) = self.replay.borrow_mut().take() {
+            self.resume(replayed);
+        }
         *self.current.borrow_mut() = vec![None; self.config.max_tasks];
         let workers: Vec<JoinHandle<()>> = (0..self.config.max_tasks)
             .map(|worker| {
@@ -248,6 +347,9 @@ impl Crawler {
         }
         if outcome == Outcome::Interrupted {
             self.skip_unfinished(parked);
+        }
+        if let Some(journal) = &self.journal {
+            journal.commit();
         }
         outcome
     }
@@ -397,6 +499,11 @@ impl Crawler {
     /// the URLs kept for the next level go back on the queue first, so that
     /// the queue's count never touches zero on the way.
     fn task_done(&self, depth: u32) {
+        // What the URL came to reaches the journal before the queue hears
+        // it is done.
+        if let Some(journal) = &self.journal {
+            journal.commit();
+        }
         if let Some(limit) = &self.depth {
             let next_level = limit.borrow_mut().done(depth);
             for work in next_level {
@@ -659,6 +766,9 @@ impl Crawler {
         }
         self.traps.admit(&url);
         self.queued.set(self.queued.get() + 1);
+        if let Some(journal) = &self.journal {
+            journal.queued(url.as_str(), from.as_deref(), depth, max_redirect);
+        }
         self.q.put_nowait(Work {
             url,
             max_redirect,
@@ -780,6 +890,14 @@ impl Crawler {
     }
 
     fn record_skip(&self, skipped: Skipped) {
+        if let Some(journal) = &self.journal {
+            journal.skipped(&skipped);
+        }
+        self.keep_skip(skipped);
+    }
+
+    /// Adds a skipped URL to the report.
+    fn keep_skip(&self, skipped: Skipped) {
         if let Some(on_skip) = self.on_skip.borrow_mut().as_mut() {
             on_skip(&skipped);
         }
@@ -802,6 +920,14 @@ impl Crawler {
     }
 
     fn record_statistic(&self, stat: FetchStatistic) {
+        if let Some(journal) = &self.journal {
+            journal.done(&stat);
+        }
+        self.keep_statistic(stat);
+    }
+
+    /// Adds a statistic to the report.
+    fn keep_statistic(&self, stat: FetchStatistic) {
         if stat.is_error() {
             self.errors.set(self.errors.get() + 1);
         }
@@ -888,6 +1014,12 @@ impl Crawler {
             .get()
             .unwrap_or_else(Instant::now)
             .saturating_duration_since(self.t0.get())
+    }
+
+    /// Writes what is left of the journal (`--state`) and syncs it to the
+    /// disk; the first error writing it, if any.
+    pub fn close_journal(&self) -> io::Result<()> {
+        self.journal.as_ref().map_or(Ok(()), Journal::close)
     }
 
     /// TCP connections the HTTP client has opened.

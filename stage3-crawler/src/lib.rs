@@ -31,6 +31,7 @@ pub mod depth;
 pub mod host;
 pub mod http;
 pub mod interrupt;
+pub mod journal;
 pub mod logging;
 pub mod parsing;
 pub mod politeness;

@@ -51,6 +51,27 @@ impl SkipReason {
     }
 }
 
+impl SkipReason {
+    /// Every reason.
+    pub const ALL: [SkipReason; 10] = [
+        SkipReason::OffHost,
+        SkipReason::Excluded,
+        SkipReason::Robots,
+        SkipReason::Depth,
+        SkipReason::MaxPages,
+        SkipReason::UrlTooLong,
+        SkipReason::PathRepetition,
+        SkipReason::QueryVariants,
+        SkipReason::Scheme,
+        SkipReason::Interrupted,
+    ];
+
+    /// The reason the report calls `name`.
+    pub fn from_name(name: &str) -> Option<SkipReason> {
+        SkipReason::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
 impl Serialize for SkipReason {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())

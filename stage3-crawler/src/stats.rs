@@ -18,6 +18,36 @@ pub struct Exception {
     pub message: String,
 }
 
+impl Exception {
+    /// Every kind the crawler gives an exception.
+    pub const KINDS: [&'static str; 15] = [
+        "unsupported",
+        "invalid_url",
+        "dns",
+        "connect",
+        "timeout",
+        "certificate",
+        "tls",
+        "io",
+        "closed",
+        "malformed",
+        "truncated",
+        "decode",
+        "too_large",
+        "internal",
+        "parse",
+    ];
+
+    /// The kind called `name`, as a `&'static str`: for a statistic read
+    /// back from `--state`. A name we do not know becomes `other`.
+    pub fn kind_named(name: &str) -> &'static str {
+        Exception::KINDS
+            .into_iter()
+            .find(|kind| *kind == name)
+            .unwrap_or("other")
+    }
+}
+
 impl fmt::Display for Exception {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

@@ -156,3 +156,39 @@ impl fmt::Display for FetchError {
 }
 
 impl std::error::Error for FetchError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_one_a_statistic_can_be_read_back_with() {
+        let d = Duration::ZERO;
+        let s = String::new;
+        for error in [
+            FetchError::Unsupported(s()),
+            FetchError::InvalidUrl(s()),
+            FetchError::Resolve(s()),
+            FetchError::Connect(s()),
+            FetchError::ConnectTimeout(d),
+            FetchError::HandshakeTimeout(d),
+            FetchError::Certificate(s()),
+            FetchError::Tls(s()),
+            FetchError::ReadTimeout(d),
+            FetchError::FetchTimeout(d),
+            FetchError::Io(s()),
+            FetchError::Closed,
+            FetchError::Malformed(s()),
+            FetchError::Truncated(s()),
+            FetchError::Decode(s()),
+            FetchError::TooLarge {
+                decoded: false,
+                limit: 0,
+                status: 200,
+                content_type: None,
+            },
+        ] {
+            assert_eq!(Exception::kind_named(error.kind()), error.kind());
+        }
+    }
+}

@@ -1,0 +1,604 @@
+//! `--state DIR`: the crawl's journal, so that a crawl killed at any
+//! moment resumes with nothing lost.
+//!
+//! The state is one append-only file, `DIR/journal`: a line per fact, in
+//! the order the facts became true. A URL was queued (with the page that
+//! linked it, its depth and the redirects it may still follow); a URL is
+//! done, with its statistic; a URL was skipped, with the reason. Nothing
+//! is ever rewritten, so a crash can only ever leave the last line half
+//! written, and the resumed crawl cuts it off. Replaying the lines gives
+//! back the seen set (every URL queued or skipped), the report so far
+//! (every statistic and skip), and the queue (what was queued and is not
+//! done): exactly what the crawl knew, minus the fetches that were in
+//! flight, which are fetched again.
+//!
+//! Each line is `CRC JSON`: the CRC-32 of the JSON text, in hex, then the
+//! JSON. `cut -d' ' -f2- DIR/journal | jq` reads it. The checksum tells a
+//! torn last line (cut off, with a warning) from damage in the middle
+//! (refused: the state cannot be trusted).
+//!
+//! Two rules make it crash-safe:
+//!
+//! 1. **Effects before the fact.** A page's statistic is written after
+//!    the lines of the links found on it, in the same write: if the
+//!    statistic is there, so are its links. [`Journal::commit`] puts the
+//!    `done` lines of a batch last.
+//! 2. **Written, then done.** A batch reaches the file (`write(2)`, into
+//!    the kernel's page cache, which survives the process being killed)
+//!    before the queue hears that its URL is done. A thread syncs the file
+//!    to the disk (`fsync`) once a second, so a power cut loses at most
+//!    the last second, whose fetches are then done again.
+
+use std::cell::RefCell;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Sender, channel};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::skipped::{SkipReason, Skipped};
+use crate::stats::{Exception, FetchStatistic};
+
+/// The format this crawler writes and reads.
+pub const FORMAT: u64 = 1;
+
+/// How often the journal is synced to the disk.
+const SYNC_EVERY: Duration = Duration::from_secs(1);
+
+/// What identifies a crawl: a journal of another is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// The roots, as the `url` crate writes them.
+    pub roots: Vec<String>,
+    /// The options that decide which URLs are crawled, in words
+    /// (`--exclude`, host matching, limits, robots.txt ...).
+    pub rules: String,
+}
+
+/// A URL that was queued, as the journal has it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Queued {
+    /// The URL.
+    pub url: String,
+    /// The page that linked it; `None` for a root.
+    pub from: Option<String>,
+    /// Links from a root.
+    pub depth: u32,
+    /// Redirects it may still follow.
+    pub redirects: u32,
+}
+
+/// What a journal says happened before.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Replayed {
+    /// Every URL queued, in order.
+    pub queued: Vec<Queued>,
+    /// Every statistic, in order.
+    pub done: Vec<FetchStatistic>,
+    /// Every URL skipped, in order.
+    pub skipped: Vec<Skipped>,
+    /// Bytes of a torn last line that were cut off.
+    pub cut: u64,
+}
+
+impl Replayed {
+    /// Whether the journal held nothing but its header: a new crawl.
+    pub fn is_empty(&self) -> bool {
+        self.queued.is_empty() && self.done.is_empty() && self.skipped.is_empty()
+    }
+}
+
+/// The journal of a crawl, open for appending.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: RefCell<File>,
+    /// Lines of the batch being built: `done` lines apart, written last.
+    facts: RefCell<String>,
+    done: RefCell<String>,
+    /// The first error writing the journal: the crawl goes on, and the
+    /// end reports it.
+    failed: RefCell<Option<io::Error>>,
+    syncer: RefCell<Option<Syncer>>,
+    /// Held while the crawl runs: a second crawler on the same directory
+    /// would interleave its lines with ours.
+    _lock: File,
+}
+
+impl Journal {
+    // ANCHOR: open
+    /// Opens the journal in `dir` (creating both if needed), for the crawl
+    /// `identity`, and replays what it holds. Refuses a journal of another
+    /// crawl, of a newer format, or damaged anywhere but at its end, and a
+    /// directory another crawler is using.
+    pub fn open(dir: &Path, identity: &Identity) -> Result<(Journal, Replayed), String> {
+        let at = |e: io::Error| format!("{}: {e}", dir.display());
+        std::fs::create_dir_all(dir).map_err(at)?;
+        let lock = File::create(dir.join("lock")).map_err(at)?;
+        if lock.try_lock().is_err() {
+            return Err(format!(
+                "{} is in use by another stage3-crawler",
+                dir.display()
+            ));
+        }
+        let path = dir.join("journal");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(at)?;
+        let mut text = Vec::new();
+        file.read_to_end(&mut text).map_err(at)?;
+        let mut replayed = Replayed::default();
+        if text.is_empty() {
+            let header = Header {
+                format: FORMAT,
+                roots: &identity.roots,
+                rules: &identity.rules,
+            };
+            file.write_all(line(&header).as_bytes()).map_err(at)?;
+            file.sync_all().map_err(at)?;
+        } else {
+            let good = replay(&text, identity, &mut replayed)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if good < text.len() {
+                // A torn last line: the crash came in the middle of a
+                // write. Cut it off, so that the next line starts clean.
+                file.set_len(good as u64).map_err(at)?;
+                file.seek(SeekFrom::End(0)).map_err(at)?;
+                replayed.cut = (text.len() - good) as u64;
+            }
+        }
+        let journal = Journal {
+            syncer: RefCell::new(Some(start_syncer(&file).map_err(at)?)),
+            path,
+            file: RefCell::new(file),
+            facts: RefCell::new(String::new()),
+            done: RefCell::new(String::new()),
+            failed: RefCell::new(None),
+            _lock: lock,
+        };
+        Ok((journal, replayed))
+    }
+    // ANCHOR_END: open
+
+    /// The journal file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Notes that `url` was queued.
+    pub fn queued(&self, url: &str, from: Option<&str>, depth: u32, redirects: u32) {
+        let fact = QueuedLine {
+            queued: url,
+            from,
+            depth,
+            redirects,
+        };
+        self.facts.borrow_mut().push_str(&line(&fact));
+    }
+
+    /// Notes that a URL is done, with its statistic.
+    pub fn done(&self, stat: &FetchStatistic) {
+        let fact = DoneLine {
+            done: stat_json(stat),
+        };
+        self.done.borrow_mut().push_str(&line(&fact));
+    }
+
+    /// Notes that a URL was skipped. An interrupted URL is not skipped for
+    /// good: it is left queued, for the resumed crawl.
+    pub fn skipped(&self, skipped: &Skipped) {
+        if skipped.reason == SkipReason::Interrupted {
+            return;
+        }
+        let fact = SkippedLine {
+            skipped: &skipped.url,
+            reason: skipped.reason.name(),
+            from: skipped.from.as_deref(),
+        };
+        self.facts.borrow_mut().push_str(&line(&fact));
+    }
+
+    // ANCHOR: commit
+    /// Writes the batch noted since the last commit, `done` lines last, in
+    /// one `write`. Called when a URL is done, before the queue hears it.
+    pub fn commit(&self) {
+        let mut facts = self.facts.borrow_mut();
+        let mut done = self.done.borrow_mut();
+        if facts.is_empty() && done.is_empty() {
+            return;
+        }
+        facts.push_str(&done);
+        let written = self.file.borrow_mut().write_all(facts.as_bytes());
+        facts.clear();
+        done.clear();
+        if let Err(e) = written {
+            self.failed.borrow_mut().get_or_insert(e);
+        }
+    }
+    // ANCHOR_END: commit
+
+    /// Commits what is left, syncs the file to the disk, and stops the
+    /// syncing thread. Returns the first error the journal met.
+    pub fn close(&self) -> io::Result<()> {
+        self.commit();
+        if let Some((stop, thread)) = self.syncer.borrow_mut().take() {
+            drop(stop);
+            let _ = thread.join();
+        }
+        let synced = self.file.borrow().sync_all();
+        match self.failed.borrow_mut().take() {
+            Some(e) => Err(e),
+            None => synced,
+        }
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("writing the state {} failed: {e}", self.path.display()),
+            )
+        })
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            log::error!("{e}");
+        }
+    }
+}
+
+/// The syncing thread, and the channel whose closing stops it.
+type Syncer = (Sender<()>, JoinHandle<io::Result<()>>);
+
+/// A thread that syncs the journal to the disk every [`SYNC_EVERY`],
+/// until its channel closes.
+fn start_syncer(file: &File) -> io::Result<Syncer> {
+    let file = file.try_clone()?;
+    let (stop, stopped) = channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("journal-sync".into())
+        .spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(SYNC_EVERY)
+            {
+                file.sync_data()?;
+            }
+            Ok(())
+        })?;
+    Ok((stop, thread))
+}
+
+/// One journal line: the CRC-32 of the JSON, the JSON, a newline. The
+/// JSON names its kind of fact first (`{"queued": …`), for a person
+/// reading the file.
+fn line(fact: &impl Serialize) -> String {
+    let text = serde_json::to_string(fact).unwrap_or_default();
+    format!("{:08x} {text}\n", crc32fast::hash(text.as_bytes()))
+}
+
+/// The first line: which crawl this is.
+#[derive(Serialize)]
+struct Header<'a> {
+    format: u64,
+    roots: &'a [String],
+    rules: &'a str,
+}
+
+#[derive(Serialize)]
+struct QueuedLine<'a> {
+    queued: &'a str,
+    from: Option<&'a str>,
+    depth: u32,
+    redirects: u32,
+}
+
+#[derive(Serialize)]
+struct SkippedLine<'a> {
+    skipped: &'a str,
+    reason: &'a str,
+    from: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct DoneLine {
+    done: Value,
+}
+
+// ANCHOR: replay
+/// Replays the journal `text` into `replayed`, and returns the length of
+/// its good part. A last line without its newline, or whose checksum is
+/// wrong, was torn by a crash: it is not part of the good length. A bad
+/// line with lines after it is damage, and an error.
+fn replay(text: &[u8], identity: &Identity, replayed: &mut Replayed) -> Result<usize, String> {
+    let mut good = 0;
+    let mut number = 0;
+    while good < text.len() {
+        number += 1;
+        let rest = &text[good..];
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            break; // torn: no newline
+        };
+        let Some(fact) = check(&rest[..end]) else {
+            if good + end + 1 == text.len() {
+                break; // torn: the last line
+            }
+            return Err(format!(
+                "line {number} is damaged (its checksum does not match); \
+                 the state cannot be trusted"
+            ));
+        };
+        if number == 1 {
+            check_header(&fact, identity)?;
+        } else {
+            apply(&fact, replayed)
+                .ok_or_else(|| format!("line {number} is not a journal entry"))?;
+        }
+        good += end + 1;
+    }
+    if number == 0 || (good == 0 && !text.is_empty()) {
+        return Err("its first line, which names the crawl, is damaged".into());
+    }
+    Ok(good)
+}
+// ANCHOR_END: replay
+
+/// The JSON of a line whose checksum matches.
+fn check(line: &[u8]) -> Option<Value> {
+    let line = std::str::from_utf8(line).ok()?;
+    let (crc, text) = line.split_once(' ')?;
+    let crc = u32::from_str_radix(crc, 16).ok()?;
+    (crc32fast::hash(text.as_bytes()) == crc)
+        .then(|| serde_json::from_str(text).ok())
+        .flatten()
+}
+
+fn check_header(header: &Value, identity: &Identity) -> Result<(), String> {
+    let format = header["format"].as_u64().unwrap_or(0);
+    if format > FORMAT {
+        return Err(format!(
+            "it was written by a newer stage3-crawler (state format {format}; this one reads {FORMAT})"
+        ));
+    }
+    let roots: Vec<&str> = header["roots"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let rules = header["rules"].as_str().unwrap_or_default();
+    if format != FORMAT || roots != identity.roots || rules != identity.rules {
+        return Err(format!(
+            "it holds another crawl (roots {}; {rules}); resume it with the command that \
+             started it, or give this crawl another --state directory",
+            roots.join(" ")
+        ));
+    }
+    Ok(())
+}
+
+/// Adds one fact to `replayed`; `None` if it is not one we know.
+fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    if let Some(url) = fact.get("queued") {
+        replayed.queued.push(Queued {
+            url: text(url)?,
+            from: text(&fact["from"]),
+            depth: u32::try_from(fact["depth"].as_u64()?).ok()?,
+            redirects: u32::try_from(fact["redirects"].as_u64()?).ok()?,
+        });
+    } else if let Some(stat) = fact.get("done") {
+        replayed.done.push(stat_from_json(stat)?);
+    } else if let Some(url) = fact.get("skipped") {
+        replayed.skipped.push(Skipped {
+            url: text(url)?,
+            reason: SkipReason::from_name(fact["reason"].as_str()?)?,
+            from: text(&fact["from"]),
+        });
+    } else {
+        return None;
+    }
+    Some(())
+}
+
+/// A statistic as the journal keeps it: the report's fields, with the
+/// exception's kind beside its message.
+fn stat_json(stat: &FetchStatistic) -> Value {
+    json!({
+        "url": stat.url,
+        "next_url": stat.next_url,
+        "status": stat.status,
+        "exception": stat.exception.as_ref().map(|e| json!({"kind": e.kind, "message": e.message})),
+        "size": stat.size,
+        "content_type": stat.content_type,
+        "encoding": stat.encoding,
+        "num_urls": stat.num_urls,
+        "num_new_urls": stat.num_new_urls,
+        "wire_size": stat.wire_size,
+    })
+}
+
+fn stat_from_json(v: &Value) -> Option<FetchStatistic> {
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let exception = match &v["exception"] {
+        Value::Null => None,
+        e => Some(Exception {
+            kind: Exception::kind_named(e["kind"].as_str()?),
+            message: text(&e["message"])?,
+        }),
+    };
+    Some(FetchStatistic {
+        url: text(&v["url"])?,
+        next_url: text(&v["next_url"]),
+        status: match &v["status"] {
+            Value::Null => None,
+            s => Some(u16::try_from(s.as_u64()?).ok()?),
+        },
+        exception,
+        size: v["size"].as_u64()?,
+        content_type: text(&v["content_type"]),
+        encoding: text(&v["encoding"]),
+        num_urls: usize::try_from(v["num_urls"].as_u64()?).ok()?,
+        num_new_urls: usize::try_from(v["num_new_urls"].as_u64()?).ok()?,
+        wire_size: v["wire_size"].as_u64()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let dir = std::env::temp_dir().join(format!("journal-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            Dir(dir)
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn identity() -> Identity {
+        Identity {
+            roots: vec!["http://127.0.0.1:1/".into()],
+            rules: "strict".into(),
+        }
+    }
+
+    fn stat(url: &str) -> FetchStatistic {
+        FetchStatistic {
+            url: url.into(),
+            next_url: None,
+            status: Some(200),
+            exception: None,
+            size: 3,
+            content_type: Some("text/html".into()),
+            encoding: Some("utf-8".into()),
+            num_urls: 1,
+            num_new_urls: 1,
+            wire_size: 3,
+        }
+    }
+
+    /// A crawl of two pages: the root, done, and its link, queued.
+    fn write_some(dir: &Path) {
+        let (journal, replayed) = Journal::open(dir, &identity()).unwrap();
+        assert!(replayed.is_empty());
+        journal.queued("http://127.0.0.1:1/", None, 0, 10);
+        journal.commit();
+        journal.done(&stat("http://127.0.0.1:1/"));
+        journal.queued("http://127.0.0.1:1/a", Some("http://127.0.0.1:1/"), 1, 10);
+        journal.skipped(&Skipped {
+            url: "http://x/".into(),
+            reason: SkipReason::OffHost,
+            from: Some("http://127.0.0.1:1/".into()),
+        });
+        journal.skipped(&Skipped {
+            url: "http://127.0.0.1:1/b".into(),
+            reason: SkipReason::Interrupted,
+            from: None,
+        });
+        journal.commit();
+        journal.close().unwrap();
+    }
+
+    #[test]
+    fn replay_gives_back_what_was_written_with_done_after_its_links() {
+        let dir = Dir::new("replay");
+        write_some(&dir.0);
+        let text = std::fs::read_to_string(dir.0.join("journal")).unwrap();
+        let kinds: Vec<&str> = text
+            .lines()
+            .map(|l| l.split_once(' ').unwrap().1.split('"').nth(1).unwrap())
+            .collect();
+        assert_eq!(kinds, ["format", "queued", "queued", "skipped", "done"]);
+        let (_journal, replayed) = Journal::open(&dir.0, &identity()).unwrap();
+        assert_eq!(replayed.done, [stat("http://127.0.0.1:1/")]);
+        assert_eq!(
+            replayed
+                .queued
+                .iter()
+                .map(|q| q.url.as_str())
+                .collect::<Vec<_>>(),
+            ["http://127.0.0.1:1/", "http://127.0.0.1:1/a"]
+        );
+        assert_eq!(
+            replayed.queued[1].from.as_deref(),
+            Some("http://127.0.0.1:1/")
+        );
+        // The interrupted URL is not skipped for good.
+        assert_eq!(replayed.skipped.len(), 1);
+        assert_eq!(replayed.skipped[0].reason, SkipReason::OffHost);
+        assert_eq!(replayed.cut, 0);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_and_damage_before_it_refused() {
+        let dir = Dir::new("torn");
+        write_some(&dir.0);
+        let path = dir.0.join("journal");
+        let whole = std::fs::read(&path).unwrap();
+        // Torn in the middle of the last line: cut off, with what it held.
+        std::fs::write(&path, &whole[..whole.len() - 10]).unwrap();
+        let (journal, replayed) = Journal::open(&dir.0, &identity()).unwrap();
+        assert!(replayed.done.is_empty());
+        assert_eq!(replayed.queued.len(), 2);
+        let last = whole[..whole.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap();
+        assert_eq!(replayed.cut, (whole.len() - 10 - last - 1) as u64);
+        drop(journal);
+        assert_eq!(std::fs::read(&path).unwrap(), whole[..last + 1]);
+        // A changed byte in the middle: refused, whatever follows.
+        let mut damaged = whole.clone();
+        let second = whole.iter().position(|&b| b == b'\n').unwrap() + 20;
+        damaged[second] ^= 1;
+        std::fs::write(&path, &damaged).unwrap();
+        let err = Journal::open(&dir.0, &identity()).unwrap_err();
+        assert!(err.contains("line 2 is damaged"), "{err}");
+    }
+
+    #[test]
+    fn another_crawl_a_newer_format_and_a_busy_directory_are_refused() {
+        let dir = Dir::new("refused");
+        write_some(&dir.0);
+        let other = Identity {
+            roots: vec!["http://127.0.0.1:2/".into()],
+            rules: "strict".into(),
+        };
+        let err = Journal::open(&dir.0, &other).unwrap_err();
+        assert!(
+            err.contains("it holds another crawl (roots http://127.0.0.1:1/; strict)"),
+            "{err}"
+        );
+        let (_open, _) = Journal::open(&dir.0, &identity()).unwrap();
+        let err = Journal::open(&dir.0, &identity()).unwrap_err();
+        assert!(
+            err.ends_with("is in use by another stage3-crawler"),
+            "{err}"
+        );
+        drop(_open);
+        let newer = line(&Header {
+            format: FORMAT + 1,
+            roots: &[],
+            rules: "",
+        });
+        std::fs::write(dir.0.join("journal"), newer).unwrap();
+        let err = Journal::open(&dir.0, &identity()).unwrap_err();
+        assert!(err.contains("written by a newer stage3-crawler"), "{err}");
+        std::fs::write(dir.0.join("journal"), "garbage\n").unwrap();
+        let err = Journal::open(&dir.0, &identity()).unwrap_err();
+        assert!(err.contains("damaged"), "{err}");
+    }
+}

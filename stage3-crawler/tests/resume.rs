@@ -1,0 +1,325 @@
+//! `--state DIR`: a crawl killed with SIGKILL at many points, or stopped
+//! with Ctrl-C, resumes and ends with exactly the report of a crawl that
+//! never stopped; the demo site's per-path request counter is the witness
+//! that nothing was fetched more than once per kill. A damaged state is
+//! refused with a clear error.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use demo_site::{DemoSite, SiteConfig};
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("resume-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A site slow enough to be stopped in the middle: every response waits
+/// 5 ms, and three workers share it.
+fn slow_site() -> DemoSite {
+    DemoSite::start(SiteConfig {
+        delay: Duration::from_millis(5),
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+fn crawler(site: &DemoSite, state: Option<&Path>) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+    command.args([
+        &site.url("/"),
+        "--max-tasks",
+        &WORKERS.to_string(),
+        "--report",
+        "json",
+    ]);
+    if let Some(state) = state {
+        command.arg("--state").arg(state);
+    }
+    command
+}
+
+fn start(site: &DemoSite, state: &Path) -> Child {
+    crawler(site, Some(state))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A report as sets: every statistic's URL and status, and every skipped
+/// URL with its reason; and its count of lines and of URLs seen. (Which
+/// page linked a skipped URL *first* depends on which worker got where
+/// first, so `report` only checks that it is a page of the report.)
+#[derive(Debug, PartialEq, Eq)]
+struct Report {
+    stats: BTreeSet<(String, String)>,
+    skipped: BTreeSet<(String, String)>,
+    lines: usize,
+    seen: u64,
+}
+
+fn report(out: &Output) -> Report {
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    let mut report = Report {
+        stats: BTreeSet::new(),
+        skipped: BTreeSet::new(),
+        lines: 0,
+        seen: 0,
+    };
+    let mut urls = BTreeSet::new();
+    let mut froms = Vec::new();
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(summary) = v.get("summary") {
+            report.seen = summary["seen"].as_u64().unwrap();
+            continue;
+        }
+        report.lines += 1;
+        let url = v["url"].as_str().unwrap().to_string();
+        assert!(urls.insert(url.clone()), "{url} is in the report twice");
+        match v.get("skipped") {
+            Some(reason) => {
+                report.skipped.insert((url, reason.to_string()));
+                froms.extend(v["from"].as_str().map(str::to_string));
+            }
+            None => {
+                report.stats.insert((url, v["status"].to_string()));
+            }
+        }
+    }
+    for from in froms {
+        assert!(
+            urls.contains(&from),
+            "{from} linked a URL but is not in the report"
+        );
+    }
+    report
+}
+
+/// Workers: at most this many fetches are in flight at a kill.
+const WORKERS: u64 = 3;
+
+/// Checks the site's witness after `kills` stops: no path requested more
+/// than once per stop beyond the first, and no more requests beyond one
+/// per path than the fetches a stop can leave unfinished (the workers'
+/// URLs, and robots.txt, which a resumed crawl reads again).
+fn assert_at_most_in_flight_again(site: &DemoSite, kills: u64, when: &str) {
+    let per_path = site.counters().per_path;
+    let again: u64 = per_path.values().map(|n| n - 1).sum();
+    let most = per_path.values().max().copied().unwrap_or(0);
+    assert!(
+        most <= 1 + kills,
+        "{when}: a path was requested {most} times"
+    );
+    assert!(
+        again <= kills * (WORKERS + 1),
+        "{when}: {again} requests were repeated: {per_path:?}"
+    );
+}
+
+fn finish(site: &DemoSite, state: &Path) -> Output {
+    let out = crawler(site, Some(state)).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The report of a crawl that never stopped, and the answer key's URLs.
+fn reference(site: &DemoSite) -> Report {
+    let out = crawler(site, None).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let reference = report(&out);
+    let key: BTreeSet<String> = site.expected().into_iter().map(|e| e.url).collect();
+    let stats: BTreeSet<String> = reference.stats.iter().map(|(u, _)| u.clone()).collect();
+    assert_eq!(stats, key);
+    reference
+}
+
+#[test]
+fn killed_at_many_points_a_crawl_resumes_to_exactly_the_report_of_one_that_never_stopped() {
+    let site = slow_site();
+    let want = reference(&site);
+    let total = site.counters().requests;
+    // Kill points, in requests the site has seen in this crawl: the first
+    // fetch (robots.txt), the first page, early, the middle, near the end.
+    for kill_at in [1, 2, 10, total / 2, total - 3] {
+        site.reset_counters();
+        let scratch = Scratch::new(&format!("kill-{kill_at}"));
+        let state = scratch.0.join("state");
+        let mut child = start(&site, &state);
+        assert!(
+            site.wait_until(Duration::from_secs(30), |c| c.requests >= kill_at),
+            "the crawl never reached {kill_at} requests"
+        );
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let got = report(&finish(&site, &state));
+        assert_eq!(got, want, "killed after {kill_at} requests");
+        // At most the fetches in flight at the kill were done twice.
+        assert_at_most_in_flight_again(&site, 1, &format!("killed after {kill_at}"));
+    }
+}
+
+#[test]
+fn killed_again_and_again_it_still_ends_with_the_same_report() {
+    let site = slow_site();
+    let want = reference(&site);
+    let total = site.counters().requests;
+    site.reset_counters();
+    let scratch = Scratch::new("again");
+    let state = scratch.0.join("state");
+    // Each kill point counts the requests of every run so far.
+    let kills = [total / 5, total / 2, total * 3 / 4];
+    for kill_at in kills {
+        let mut child = start(&site, &state);
+        assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= kill_at));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let got = report(&finish(&site, &state));
+    assert_eq!(got, want);
+    assert_at_most_in_flight_again(&site, kills.len() as u64, "killed three times");
+    // A finished crawl, run again, fetches nothing and reports the same.
+    site.reset_counters();
+    let again = report(&finish(&site, &state));
+    assert_eq!(again, want);
+    assert_eq!(site.counters().requests, 0, "nothing is fetched again");
+}
+
+#[test]
+fn ctrl_c_saves_says_how_to_resume_and_exits_130() {
+    let site = slow_site();
+    let want = reference(&site);
+    site.reset_counters();
+    let scratch = Scratch::new("ctrl-c");
+    let state = scratch.0.join("state");
+    let child = start(&site, &state);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= 20));
+    // Past the report's first 500 ms, a Ctrl-C would cut the report short;
+    // this one stops the crawl.
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "The crawl's state is saved in {}: run the same command again to resume it.",
+            state.display()
+        )),
+        "{stderr}"
+    );
+    // The interrupted report accounts for every URL seen; the resumed one
+    // finishes the crawl.
+    let interrupted = report(&out);
+    assert!(
+        interrupted
+            .skipped
+            .iter()
+            .any(|(_, r)| r == "\"interrupted\"")
+    );
+    let got = report(&finish(&site, &state));
+    assert_eq!(got, want);
+    assert_at_most_in_flight_again(&site, 1, "after Ctrl-C");
+}
+
+#[test]
+fn a_torn_journal_resumes_and_a_damaged_one_is_refused() {
+    let site = slow_site();
+    let want = reference(&site);
+    let scratch = Scratch::new("damaged");
+    let state = scratch.0.join("state");
+    site.reset_counters();
+    let mut child = start(&site, &state);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= 30));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let journal = state.join("journal");
+    let whole = std::fs::read(&journal).unwrap();
+    // A crash in the middle of a write: half a line at the end.
+    let mut torn = whole.clone();
+    torn.extend_from_slice(b"0badc0de {\"done\":{\"url\":");
+    std::fs::write(&journal, &torn).unwrap();
+    // A copy, damaged in the middle.
+    let damaged_state = scratch.0.join("damaged");
+    std::fs::create_dir_all(&damaged_state).unwrap();
+    let mut damaged = whole.clone();
+    let middle = whole.len() / 2;
+    damaged[middle] = if damaged[middle] == b'x' { b'y' } else { b'x' };
+    std::fs::write(damaged_state.join("journal"), &damaged).unwrap();
+
+    let out = finish(&site, &state);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("were cut off"), "{stderr}");
+    assert_eq!(report(&out), want);
+
+    let out = crawler(&site, Some(&damaged_state)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "stage3-crawler: --state {}: {}: line ",
+            damaged_state.display(),
+            damaged_state.join("journal").display()
+        )) && stderr.contains("is damaged"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_state_of_another_crawl_or_without_roots_is_refused() {
+    let site = slow_site();
+    let scratch = Scratch::new("other");
+    let state = scratch.0.join("state");
+    finish(&site, &state);
+    // Other roots: refused, and the state is left as it was.
+    let before = std::fs::read(state.join("journal")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .arg(site.url("/pages/"))
+        .arg("--state")
+        .arg(&state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("it holds another crawl"), "{stderr}");
+    assert_eq!(std::fs::read(state.join("journal")).unwrap(), before);
+    // Other rules: refused too.
+    let out = crawler(&site, Some(&state))
+        .args(["--exclude", "pages"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // No roots: a usage error.
+    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .arg("--state")
+        .arg(&state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--state needs the roots"), "{stderr}");
+}
