@@ -12,8 +12,9 @@
 //! disk's pace instead of stopping.
 
 use std::cell::RefCell;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
@@ -54,7 +55,39 @@ impl Archive {
                 format!("cannot create the WARC file {}: {e}", path.display()),
             )
         })?;
-        let records = Records::new(path.extension().is_some_and(|e| e == "gz"));
+        Archive::start(path, file, info)
+    }
+
+    // ANCHOR: reopen
+    /// Opens the archive of a crawl that is resuming (`--state`), to add
+    /// to it. A crash may have left its last record torn: that is cut off,
+    /// so that readers never meet it. Returns the archive, whose writer
+    /// begins with a new `warcinfo` record for this run, and what the file
+    /// already held.
+    pub fn reopen(path: &Path, info: &Info) -> io::Result<(Archive, Held)> {
+        let named = |e: io::Error| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot resume the WARC file {}: {e}", path.display()),
+            )
+        };
+        let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok((Archive::create(path, info)?, Held::default()));
+            }
+            opened => opened.map_err(named)?,
+        };
+        let gzip = is_gzip(path);
+        let held = scan(&mut file, gzip).map_err(named)?;
+        file.set_len(held.good).map_err(named)?;
+        file.seek(SeekFrom::End(0)).map_err(named)?;
+        Ok((Archive::start(path, file, info)?, held))
+    }
+    // ANCHOR_END: reopen
+
+    /// Starts the writer thread on `file`, positioned where records go.
+    fn start(path: &Path, file: File, info: &Info) -> io::Result<Archive> {
+        let records = Records::new(is_gzip(path));
         let info = info.clone();
         let (sender, exchanges) = sync_channel(BACKLOG);
         let writer = std::thread::Builder::new()
@@ -145,6 +178,109 @@ fn write_archive(
     file.sync_all()?;
     written.bytes = file.metadata()?.len();
     Ok(written)
+}
+
+/// What an archive held when a crawl resumed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Held {
+    /// The length of its complete records: where the torn one, if any,
+    /// began.
+    pub good: u64,
+    /// Bytes of a torn last record, cut off.
+    pub cut: u64,
+    /// The target URI of every complete `response` record.
+    pub responses: HashSet<String>,
+}
+
+/// Whether the file's name asks for gzip members (`.warc.gz`).
+fn is_gzip(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "gz")
+}
+
+// ANCHOR: scan
+/// Reads an archive record by record, as far as its records are whole:
+/// the head, the block of `Content-Length` bytes, and the two CRLFs. A
+/// gzip archive is read member by member (a record each), and a member
+/// that does not decompress whole ends the good part too.
+fn scan(file: &mut File, gzip: bool) -> io::Result<Held> {
+    let len = file.metadata()?.len();
+    let mut reader = CountingReader {
+        inner: &mut *file,
+        count: 0,
+    };
+    let mut buffered = BufReader::new(&mut reader);
+    let mut held = Held::default();
+    loop {
+        let at =
+            |b: &BufReader<&mut CountingReader<'_>>| b.get_ref().count - b.buffer().len() as u64;
+        let start = at(&buffered);
+        if start == len {
+            break;
+        }
+        let record = if gzip {
+            let mut decoder = flate2::bufread::GzDecoder::new(&mut buffered);
+            let mut record = Vec::new();
+            match decoder.read_to_end(&mut record) {
+                Ok(_) => Some(record),
+                Err(_) => None,
+            }
+        } else {
+            read_record(&mut buffered)?
+        };
+        let Some(record) = record else { break };
+        let Some(parsed) = crate::warc::parse_record(&record) else {
+            break;
+        };
+        held.good = at(&buffered);
+        if parsed.kind == "response" {
+            held.responses.extend(parsed.target_uri);
+        }
+    }
+    held.cut = len - held.good;
+    Ok(held)
+}
+
+/// One uncompressed record, whole, or `None` if the file ends inside it.
+fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Vec<u8>>> {
+    let mut record = Vec::new();
+    // The head, line by line, to its blank line.
+    loop {
+        let n = reader.read_until(b'\n', &mut record)?;
+        if n == 0 || !record.ends_with(b"\n") {
+            return Ok(None);
+        }
+        if record.ends_with(b"\r\n\r\n") {
+            break;
+        }
+        if record.len() > 1 << 20 {
+            return Ok(None); // not a WARC head
+        }
+    }
+    let Some(length) = crate::warc::content_length(&record) else {
+        return Ok(None);
+    };
+    let mut rest = Vec::new();
+    reader.take(length + 4).read_to_end(&mut rest)?;
+    if rest.len() as u64 != length + 4 {
+        return Ok(None);
+    }
+    record.extend(rest);
+    Ok(Some(record))
+}
+// ANCHOR_END: scan
+
+/// Counts the bytes read through it: where a reader is in the file.
+struct CountingReader<'a> {
+    inner: &'a mut File,
+    count: u64,
+}
+
+impl Read for CountingReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
 }
 
 #[cfg(test)]

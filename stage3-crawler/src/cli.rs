@@ -636,23 +636,48 @@ fn run(args: &Args) -> io::Result<ExitCode> {
         args.roots.clone()
     };
     let runtime = Runtime::new()?;
-    let mut crawler = match &args.state {
+    let mut state = match &args.state {
         Some(dir) => {
             let identity = args.identity(&roots);
-            let (journal, replayed) = Journal::open(dir, &identity)
+            let opened = Journal::open(dir, &identity)
                 .map_err(|e| io::Error::other(format!("--state {}: {e}", dir.display())))?;
+            Some(opened)
+        }
+        None => None,
+    };
+    let resuming = state
+        .as_ref()
+        .is_some_and(|(_, replayed)| !replayed.is_empty());
+    let archive = match &args.warc {
+        Some(path) if resuming => {
+            let (archive, held) = Archive::reopen(path, &args.warc_info(path))?;
+            if held.cut > 0 {
+                log::warn!(
+                    "{}: cut off the last {} bytes, a record torn by a crash",
+                    path.display(),
+                    held.cut
+                );
+            }
+            if let Some((_, replayed)) = &mut state {
+                let again = replayed.forget_unarchived(&held.responses);
+                if again > 0 {
+                    log::info!("{again} URLs done but not yet archived will be fetched again");
+                }
+            }
+            Some(Rc::new(archive))
+        }
+        Some(path) => Some(Rc::new(Archive::create(path, &args.warc_info(path))?)),
+        None => None,
+    };
+    let mut crawler = match state {
+        Some((journal, replayed)) => {
             Crawler::with_journal(roots, args.config(), journal, replayed)?
         }
         None => Crawler::new(roots, args.config())?,
     };
-    let archive = match &args.warc {
-        Some(path) => {
-            let archive = Rc::new(Archive::create(path, &args.warc_info(path))?);
-            crawler.set_archive(Rc::clone(&archive));
-            Some(archive)
-        }
-        None => None,
-    };
+    if let Some(archive) = &archive {
+        crawler.set_archive(Rc::clone(archive));
+    }
     let crawler = Rc::new(crawler);
     // Into a pipe or a file, JSON lines go out in blocks, as C's stdio does
     // it: a write per line would be a system call per URL on the loop

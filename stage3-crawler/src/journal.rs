@@ -30,6 +30,7 @@
 //!    the last second, whose fetches are then done again.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -89,6 +90,16 @@ impl Replayed {
     /// Whether the journal held nothing but its header: a new crawl.
     pub fn is_empty(&self) -> bool {
         self.queued.is_empty() && self.done.is_empty() && self.skipped.is_empty()
+    }
+
+    /// Sets aside the statistics of responses the crawl's archive does not
+    /// hold (`--warc`: its writer was behind when the crawl was killed), so
+    /// that their URLs are fetched again. Returns how many.
+    pub fn forget_unarchived(&mut self, archived: &HashSet<String>) -> usize {
+        let before = self.done.len();
+        self.done
+            .retain(|stat| stat.exception.is_some() || archived.contains(&stat.url));
+        before - self.done.len()
     }
 }
 
@@ -392,7 +403,13 @@ fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
             redirects: u32::try_from(fact["redirects"].as_u64()?).ok()?,
         });
     } else if let Some(stat) = fact.get("done") {
-        replayed.done.push(stat_from_json(stat)?);
+        // A URL done twice was fetched again after its first statistic
+        // was set aside (its archive record was lost): the last one holds.
+        let stat = stat_from_json(stat)?;
+        match replayed.done.iter_mut().find(|s| s.url == stat.url) {
+            Some(earlier) => *earlier = stat,
+            None => replayed.done.push(stat),
+        }
     } else if let Some(url) = fact.get("skipped") {
         replayed.skipped.push(Skipped {
             url: text(url)?,

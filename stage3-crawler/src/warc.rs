@@ -197,6 +197,50 @@ impl Records {
     }
 }
 
+/// What a resuming crawl needs to know of a record it reads back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// `WARC-Type`.
+    pub kind: String,
+    /// `WARC-Target-URI`, if it has one.
+    pub target_uri: Option<String>,
+}
+
+/// The `Content-Length` of a record's head.
+pub fn content_length(head: &[u8]) -> Option<u64> {
+    field(head, "Content-Length")?.parse().ok()
+}
+
+/// The value of the head field `name` (the first, compared
+/// case-insensitively), in the head that starts `record`.
+fn field<'a>(record: &'a [u8], name: &str) -> Option<&'a str> {
+    let end = record.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&record[..end]).ok()?;
+    head.split("\r\n").skip(1).find_map(|line| {
+        let (n, v) = line.split_once(':')?;
+        n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// Checks that `record` is one whole WARC record (version line, head,
+/// a block of its `Content-Length`, the two CRLFs) and says what it is.
+pub fn parse_record(record: &[u8]) -> Option<Parsed> {
+    if !record.starts_with(b"WARC/") {
+        return None;
+    }
+    let head_end = record.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let length = usize::try_from(content_length(record)?).ok()?;
+    if record.len() != head_end.checked_add(length)?.checked_add(4)?
+        || !record.ends_with(b"\r\n\r\n")
+    {
+        return None;
+    }
+    Some(Parsed {
+        kind: field(record, "WARC-Type")?.to_string(),
+        target_uri: field(record, "WARC-Target-URI").map(str::to_string),
+    })
+}
+
 // ANCHOR: response_head
 /// The response head for the archive. It is the head as received, except
 /// when the body came chunked: the record holds the body de-chunked (WARC
