@@ -30,7 +30,7 @@ use crate::journal::{Journal, Replayed};
 use crate::logging::{CrawlLog, LogLine};
 use crate::parsing::ParsePool;
 use crate::politeness::{Admission, Politeness, RobotsOutcome};
-use crate::robots::product_token;
+use crate::robots::{Robots, product_token};
 use crate::robots_fetch::{RobotsFetch, fetch_robots};
 use crate::sitemap::{Sitemap, SitemapKind, parse_sitemap};
 use crate::skipped::{SkipReason, Skipped};
@@ -260,13 +260,14 @@ impl Crawler {
             let mut seen = self.seen_urls.borrow_mut();
             seen.extend(finished.iter().map(|url| Box::from(*url)));
             for queued in &replayed.queued {
-                if !seen.insert(queued.url.as_str().into()) {
-                    continue; // done or skipped
-                }
                 let Ok(url) = Url::parse(&queued.url) else {
                     continue; // it parsed when it was queued
                 };
+                // The trap guards count what was queued, done or not.
                 self.traps.admit(&url);
+                if !seen.insert(queued.url.as_str().into()) {
+                    continue; // done or skipped
+                }
                 self.q.put_nowait(Work {
                     url,
                     max_redirect: queued.redirects,
@@ -278,6 +279,23 @@ impl Crawler {
             }
         }
         self.queued.set(replayed.queued.len());
+        // The rules each origin's robots.txt gave, without asking again;
+        // and every host the crawl had fetched from waits its delay before
+        // the first request of this run, as if the last one had just ended.
+        let token = product_token(&self.config.client.user_agent);
+        for (outcome, source) in replayed.robots {
+            let Ok(origin) = Url::parse(&outcome.origin) else {
+                continue;
+            };
+            let robots = source.rules(token);
+            self.queue_robots_sitemaps(&origin, &robots, &outcome.origin);
+            self.polite.robots_known(&origin, robots, outcome);
+        }
+        for stat in &replayed.done {
+            if let Ok(url) = Url::parse(&stat.url) {
+                self.polite.wait_before_next(&url);
+            }
+        }
         self.log.info(format_args!(
             "resuming: {} URLs done, {} skipped, {again} to fetch{}",
             replayed.done.len(),
@@ -420,24 +438,17 @@ impl Crawler {
         let max_tries = self.config.max_tries;
         let fetch = fetch_robots(&self.client, robots_url, token, max_tries, &self.log);
         match catch_unwind(fetch).await {
-            Ok(RobotsFetch::Known(robots, outcome)) => {
+            Ok(RobotsFetch::Known(robots, outcome, source)) => {
+                if let Some(journal) = &self.journal {
+                    journal.robots(&outcome, &source);
+                }
                 // The report lists every origin's verdict; the log need
                 // not, unless asked (-v).
                 self.log.debug(format_args!(
                     "robots.txt of {}: {}",
                     outcome.origin, outcome.verdict
                 ));
-                if self.config.sitemaps {
-                    for line in robots.sitemaps() {
-                        match url.join(line) {
-                            Ok(sitemap) => self.queue_sitemap(sitemap),
-                            Err(e) => self.log.warn(format_args!(
-                                "robots.txt of {}: bad Sitemap {line:?}: {e}",
-                                outcome.origin
-                            )),
-                        }
-                    }
-                }
+                self.queue_robots_sitemaps(url, &robots, &outcome.origin);
                 self.polite.robots_known(url, robots, outcome)
             }
             Ok(RobotsFetch::Unreachable(error, outcome)) => {
@@ -468,6 +479,21 @@ impl Crawler {
         }
     }
     // ANCHOR_END: learn_robots
+
+    /// With `--sitemaps`, queues the sitemaps a robots.txt names.
+    fn queue_robots_sitemaps(&self, url: &Url, robots: &Robots, origin: &str) {
+        if !self.config.sitemaps {
+            return;
+        }
+        for line in robots.sitemaps() {
+            match url.join(line) {
+                Ok(sitemap) => self.queue_sitemap(sitemap),
+                Err(e) => self.log.warn(format_args!(
+                    "robots.txt of {origin}: bad Sitemap {line:?}: {e}"
+                )),
+            }
+        }
+    }
 
     /// Fetches `work`, whose host slot is taken, frees the slot, and marks
     /// it done. Returns the next URL parked with the same host, if it may

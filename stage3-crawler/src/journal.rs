@@ -41,6 +41,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::politeness::RobotsOutcome;
+use crate::robots::RobotsSource;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 
@@ -74,7 +76,7 @@ pub struct Queued {
 }
 
 /// What a journal says happened before.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Replayed {
     /// Every URL queued, in order.
     pub queued: Vec<Queued>,
@@ -82,6 +84,8 @@ pub struct Replayed {
     pub done: Vec<FetchStatistic>,
     /// Every URL skipped, in order.
     pub skipped: Vec<Skipped>,
+    /// Every origin's robots.txt, as it was understood, and what it was.
+    pub robots: Vec<(RobotsOutcome, RobotsSource)>,
     /// Bytes of a torn last line that were cut off.
     pub cut: u64,
 }
@@ -216,6 +220,24 @@ impl Journal {
         self.facts.borrow_mut().push_str(&line(&fact));
     }
 
+    /// Notes what an origin's robots.txt said, so that a resumed crawl
+    /// obeys the same rules without asking again.
+    pub fn robots(&self, outcome: &RobotsOutcome, source: &RobotsSource) {
+        let (kind, text) = match source {
+            RobotsSource::File(text) => ("file", Some(text.as_str())),
+            RobotsSource::AllowAll => ("allow-all", None),
+            RobotsSource::DisallowAll => ("disallow-all", None),
+        };
+        let fact = RobotsLine {
+            robots: &outcome.origin,
+            status: outcome.status,
+            verdict: &outcome.verdict,
+            source: kind,
+            text,
+        };
+        self.facts.borrow_mut().push_str(&line(&fact));
+    }
+
     // ANCHOR: commit
     /// Writes the batch noted since the last commit, `done` lines last, in
     /// one `write`. Called when a URL is done, before the queue hears it.
@@ -318,6 +340,15 @@ struct SkippedLine<'a> {
 }
 
 #[derive(Serialize)]
+struct RobotsLine<'a> {
+    robots: &'a str,
+    status: Option<u16>,
+    verdict: &'a str,
+    source: &'a str,
+    text: Option<&'a str>,
+}
+
+#[derive(Serialize)]
 struct DoneLine {
     done: Value,
 }
@@ -410,6 +441,26 @@ fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
             Some(earlier) => *earlier = stat,
             None => replayed.done.push(stat),
         }
+    } else if let Some(origin) = fact.get("robots") {
+        let source = match fact["source"].as_str()? {
+            "file" => RobotsSource::File(text(&fact["text"])?),
+            "allow-all" => RobotsSource::AllowAll,
+            "disallow-all" => RobotsSource::DisallowAll,
+            _ => return None,
+        };
+        let outcome = RobotsOutcome {
+            origin: text(origin)?,
+            status: match &fact["status"] {
+                Value::Null => None,
+                s => Some(u16::try_from(s.as_u64()?).ok()?),
+            },
+            verdict: text(&fact["verdict"])?,
+            // Counted again from the rules when they are made.
+            rules: 0,
+            crawl_delay: None,
+            capped: false,
+        };
+        replayed.robots.push((outcome, source));
     } else if let Some(url) = fact.get("skipped") {
         replayed.skipped.push(Skipped {
             url: text(url)?,

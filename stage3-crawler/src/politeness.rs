@@ -374,6 +374,21 @@ impl Politeness {
         self.settle(url, RobotsState::Known(Rc::new(robots)), outcome);
     }
 
+    /// A crawl resumed (`--state`) that had fetched `url`: its host waits
+    /// its `--delay` before the next request, as if a request had just
+    /// ended (the crawl cannot know how long ago the last one did).
+    pub fn wait_before_next(&self, url: &Url) {
+        let Some(key) = host_key(url) else { return };
+        let mut state = self.state.borrow_mut();
+        let slot = state
+            .hosts
+            .entry(key)
+            .or_insert_with(|| HostSlot::new(self.config.delay));
+        if slot.next_start.is_none() {
+            slot.ended(runtime::now());
+        }
+    }
+
     /// robots.txt could not be fetched at all (DNS, refused, TLS, timeout):
     /// the origin's URLs fail with that error.
     pub fn robots_unreachable(&self, url: &Url, error: Exception, outcome: RobotsOutcome) {

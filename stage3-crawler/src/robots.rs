@@ -68,6 +68,36 @@ struct Group {
     star: bool,
 }
 
+/// What an origin's rules were made from, so that a resumed crawl
+/// (`--state`) can make them again without asking the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RobotsSource {
+    /// A robots.txt file, as text (the parser reads it as UTF-8, replacing
+    /// what is not).
+    File(String),
+    /// No rules: a 4xx, a file too large to read, too many redirects.
+    AllowAll,
+    /// Complete disallow: a 5xx.
+    DisallowAll,
+}
+
+impl RobotsSource {
+    /// A robots.txt file's body as the parser reads it: at most
+    /// [`MAX_ROBOTS_BYTES`], cut at a line's end, as UTF-8.
+    pub fn text_of(body: &[u8]) -> String {
+        String::from_utf8_lossy(cut(body)).into_owned()
+    }
+
+    /// The rules, for the crawler whose product token is `token`.
+    pub fn rules(&self, token: &str) -> Robots {
+        match self {
+            RobotsSource::File(text) => Robots::parse_text(text, token),
+            RobotsSource::AllowAll => Robots::allow_all(),
+            RobotsSource::DisallowAll => Robots::disallow_all(),
+        }
+    }
+}
+
 impl Robots {
     // ANCHOR: parse
     /// Parses `body` for the crawler whose product token is `token` (as
@@ -75,13 +105,17 @@ impl Robots {
     /// compared case-insensitively, all of them together; if none does,
     /// every `*` group; if there is neither, there are no rules.
     pub fn parse(body: &[u8], token: &str) -> Robots {
-        let text = String::from_utf8_lossy(cut(body));
+        Robots::parse_text(&RobotsSource::text_of(body), token)
+    }
+
+    /// [`parse`](Self::parse), of a file already read as text.
+    fn parse_text(text: &str, token: &str) -> Robots {
         let (mut ours, mut star) = (Gathered::default(), Gathered::default());
         let mut group: Option<Group> = None;
         // Consecutive user-agent lines open one group together.
         let mut naming = false;
         let mut sitemaps = Vec::new();
-        for (key, value) in records(&text) {
+        for (key, value) in records(text) {
             match key.as_str() {
                 "user-agent" => {
                     let mut current = if naming {

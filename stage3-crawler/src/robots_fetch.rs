@@ -9,7 +9,7 @@ use url::Url;
 use crate::http::{Client, FetchError, Response};
 use crate::logging::CrawlLog;
 use crate::politeness::RobotsOutcome;
-use crate::robots::{MAX_ROBOTS_BYTES, Robots};
+use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsSource};
 use crate::stats::Exception;
 
 /// Redirects followed for a robots.txt, as the RFC asks at least.
@@ -18,8 +18,9 @@ const MAX_ROBOTS_REDIRECTS: usize = 5;
 /// What fetching an origin's robots.txt came to.
 #[derive(Debug)]
 pub enum RobotsFetch {
-    /// Rules to obey (perhaps none, perhaps everything disallowed).
-    Known(Robots, RobotsOutcome),
+    /// Rules to obey (perhaps none, perhaps everything disallowed), and
+    /// what they were made from.
+    Known(Robots, RobotsOutcome, RobotsSource),
     /// No answer: every URL of the origin fails with this.
     Unreachable(Exception, RobotsOutcome),
 }
@@ -43,7 +44,7 @@ pub async fn fetch_robots(
             // rules from. The RFC treats an unparsable file as no rules.
             Err(FetchError::TooLarge { status, .. }) => {
                 let verdict = "too large to read: no rules".to_string();
-                return known(Robots::allow_all(), &origin, Some(status), verdict);
+                return known(RobotsSource::AllowAll, &origin, Some(status), verdict);
             }
             Err(error) => {
                 let exception = error.to_exception();
@@ -60,7 +61,7 @@ pub async fn fetch_robots(
             500..=599 => {
                 let verdict = format!("{}: complete disallow", response.status);
                 return known(
-                    Robots::disallow_all(),
+                    RobotsSource::DisallowAll,
                     &origin,
                     Some(response.status),
                     verdict,
@@ -74,31 +75,38 @@ pub async fn fetch_robots(
         "{origin}/robots.txt: more than {MAX_ROBOTS_REDIRECTS} redirects"
     ));
     let verdict = "too many redirects: no rules".to_string();
-    known(Robots::allow_all(), &origin, None, verdict)
+    known(RobotsSource::AllowAll, &origin, None, verdict)
 }
 // ANCHOR_END: fetch_robots
 
 fn parsed(response: &Response, token: &str, origin: &str) -> RobotsFetch {
     let body = &response.body[..response.body.len().min(MAX_ROBOTS_BYTES)];
-    let robots = Robots::parse(body, token);
+    let source = RobotsSource::File(RobotsSource::text_of(body));
+    let robots = source.rules(token);
     let verdict = match robots.rule_count() {
         1 => "1 rule".to_string(),
         n => format!("{n} rules"),
     };
-    known(robots, origin, Some(response.status), verdict)
+    RobotsFetch::Known(
+        robots,
+        outcome(origin, Some(response.status), verdict),
+        source,
+    )
 }
 
 fn no_file(origin: &str, status: u16) -> RobotsFetch {
     let verdict = format!("{status}: no rules");
-    known(Robots::allow_all(), origin, Some(status), verdict)
+    known(RobotsSource::AllowAll, origin, Some(status), verdict)
 }
 
 fn redirect_target(url: &Url, response: &Response) -> Option<Url> {
     url.join(response.header("location")?.trim()).ok()
 }
 
-fn known(robots: Robots, origin: &str, status: Option<u16>, verdict: String) -> RobotsFetch {
-    RobotsFetch::Known(robots, outcome(origin, status, verdict))
+fn known(source: RobotsSource, origin: &str, status: Option<u16>, verdict: String) -> RobotsFetch {
+    // Rules of no file do not depend on who reads them.
+    let robots = source.rules("");
+    RobotsFetch::Known(robots, outcome(origin, status, verdict), source)
 }
 
 fn outcome(origin: &str, status: Option<u16>, verdict: String) -> RobotsOutcome {

@@ -48,6 +48,8 @@ fn crawler(site: &DemoSite, state: Option<&Path>) -> Command {
         "--report",
         "json",
     ]);
+    // The polite site's calendar is endless: three months are plenty.
+    command.args(["--max-query-variants", "3"]);
     if let Some(state) = state {
         command.arg("--state").arg(state);
     }
@@ -322,4 +324,41 @@ fn a_state_of_another_crawl_or_without_roots_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--state needs the roots"), "{stderr}");
+}
+
+#[test]
+fn a_resumed_crawl_keeps_robots_txt_and_the_crawl_delay() {
+    let delay = Duration::from_millis(30);
+    let site = DemoSite::start(SiteConfig {
+        pages: 3,
+        polite: true,
+        crawl_delay: Some(delay),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let want = report(&crawler(&site, None).output().unwrap());
+    site.reset_counters();
+    let scratch = Scratch::new("polite");
+    let state = scratch.0.join("state");
+    let mut child = start(&site, &state);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= 6));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let got = report(&finish(&site, &state));
+    assert_eq!(got, want);
+    let counters = site.counters();
+    // The rules came from the state, not from a second request.
+    assert_eq!(counters.per_path["/robots.txt"], 1);
+    assert_at_most_in_flight_again(&site, 1, "polite");
+    // And the host's Crawl-delay held across the kill: the resumed crawl
+    // waited a delay before its first request.
+    for pair in counters.request_log.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(
+            gap >= delay,
+            "{gap:?} between {} and {}",
+            pair[0].1,
+            pair[1].1
+        );
+    }
 }
