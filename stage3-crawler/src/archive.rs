@@ -58,7 +58,6 @@ impl Archive {
         Archive::start(path, file, info)
     }
 
-    // ANCHOR: reopen
     /// Opens the archive of a crawl that is resuming (`--state`), to add
     /// to it. A crash may have left its last record torn: that is cut off,
     /// so that readers never meet it. Returns the archive, whose writer
@@ -83,7 +82,6 @@ impl Archive {
         file.seek(SeekFrom::End(0)).map_err(named)?;
         Ok((Archive::start(path, file, info)?, held))
     }
-    // ANCHOR_END: reopen
 
     /// Starts the writer thread on `file`, positioned where records go.
     fn start(path: &Path, file: File, info: &Info) -> io::Result<Archive> {

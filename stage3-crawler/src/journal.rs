@@ -125,7 +125,6 @@ pub struct Journal {
 }
 
 impl Journal {
-    // ANCHOR: open
     /// Opens the journal in `dir` (creating both if needed), for the crawl
     /// `identity`, and replays what it holds. Refuses a journal of another
     /// crawl, of a newer format, or damaged anywhere but at its end, and a
@@ -180,7 +179,6 @@ impl Journal {
         };
         Ok((journal, replayed))
     }
-    // ANCHOR_END: open
 
     /// The journal file's path.
     pub fn path(&self) -> &Path {
