@@ -741,9 +741,10 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
     }
-    // The journal is complete before the report says so.
-    crawler.close_journal()?;
-    if let (Some(dir), Outcome::Interrupted) = (&args.state, outcome) {
+    // The journal is complete before the report says so; if it could not
+    // be written, the report still comes, and then the error.
+    let saved = crawler.close_journal();
+    if let (Some(dir), Outcome::Interrupted, Ok(())) = (&args.state, outcome, &saved) {
         eprintln!(
             "The crawl's state is saved in {}: run the same command again to resume it.",
             dir.display()
@@ -764,6 +765,7 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     {
         return Err(e);
     }
+    saved?;
     if let Some(archive) = archive {
         let archived = archive.finish()?;
         log::info!(

@@ -31,7 +31,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
@@ -133,11 +133,15 @@ impl Journal {
         let at = |e: io::Error| format!("{}: {e}", dir.display());
         std::fs::create_dir_all(dir).map_err(at)?;
         let lock = File::create(dir.join("lock")).map_err(at)?;
-        if lock.try_lock().is_err() {
-            return Err(format!(
-                "{} is in use by another stage3-crawler",
-                dir.display()
-            ));
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(format!(
+                    "{} is in use by another stage3-crawler",
+                    dir.display()
+                ));
+            }
+            Err(TryLockError::Error(e)) => return Err(at(e)),
         }
         let path = dir.join("journal");
         let mut file = OpenOptions::new()
