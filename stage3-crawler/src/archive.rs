@@ -254,12 +254,14 @@ fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Vec<u8>>> {
             return Ok(None); // not a WARC head
         }
     }
-    let Some(length) = crate::warc::content_length(&record) else {
+    // A length that cannot be (from a damaged head) reads to the end of
+    // the file, and comes up short.
+    let Some(length) = crate::warc::content_length(&record).and_then(|n| n.checked_add(4)) else {
         return Ok(None);
     };
     let mut rest = Vec::new();
-    reader.take(length + 4).read_to_end(&mut rest)?;
-    if rest.len() as u64 != length + 4 {
+    reader.take(length).read_to_end(&mut rest)?;
+    if rest.len() as u64 != length {
         return Ok(None);
     }
     record.extend(rest);
@@ -330,6 +332,43 @@ mod tests {
         // In the order they were saved.
         let at = |i: usize| text.find(&format!("/{i}\r\n")).unwrap();
         assert!((1..n).all(|i| at(i - 1) < at(i)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reopening_cuts_off_a_torn_record_and_says_what_the_file_held() {
+        let dir = std::env::temp_dir().join(format!("archive-reopen-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["t.warc", "t.warc.gz"] {
+            let path = dir.join(name);
+            let archive = Archive::create(&path, &info()).unwrap();
+            runtime::run_until_complete(async {
+                for i in 0..3 {
+                    archive.save(exchange(i)).await;
+                }
+            })
+            .unwrap();
+            archive.finish().unwrap();
+            let whole = std::fs::read(&path).unwrap();
+            // A record whose head claims more than a file can hold, and
+            // the file ends inside it.
+            let torn = b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 18446744073709551615\r\n\r\nxx";
+            std::fs::write(&path, [&whole[..], &torn[..]].concat()).unwrap();
+            let (archive, held) = Archive::reopen(&path, &info()).unwrap();
+            assert_eq!(
+                (held.good, held.cut),
+                (whole.len() as u64, torn.len() as u64),
+                "{name}"
+            );
+            let want: HashSet<String> = (0..3).map(|i| exchange(i).url).collect();
+            assert_eq!(held.responses, want, "{name}");
+            // What follows starts where the torn record did.
+            runtime::run_until_complete(archive.save(exchange(3))).unwrap();
+            archive.finish().unwrap();
+            let (_, held) = Archive::reopen(&path, &info()).unwrap();
+            assert_eq!(held.cut, 0, "{name}");
+            assert_eq!(held.responses.len(), 4, "{name}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
