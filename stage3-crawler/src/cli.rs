@@ -201,8 +201,8 @@ pub struct Args {
     /// Keep the crawl's state in DIR as it goes (a journal of every URL
     /// queued, fetched or skipped), so that a crawl that was stopped,
     /// killed or crashed resumes where it was: run the same command again.
-    /// Needs explicit roots; not with --max-depth.
-    #[arg(long, value_name = "DIR", conflicts_with = "max_depth")]
+    /// Needs explicit roots.
+    #[arg(long, value_name = "DIR")]
     pub state: Option<PathBuf>,
 
     /// Threads that parse pages [default: cores - 1, at least 1]; 0 parses
@@ -318,11 +318,13 @@ impl Args {
     /// and the report may change between runs.
     pub fn identity(&self, roots: &[Url]) -> Identity {
         let rules = format!(
-            "{} hosts, exclude {}, max-pages {}, robots {}, user-agent {}, sitemaps {}, \
-             max-redirect {}, max-url-length {}, max-path-repetition {}, max-query-variants {}",
+            "{} hosts, exclude {}, max-pages {}, max-depth {}, robots {}, user-agent {}, \
+             sitemaps {}, max-redirect {}, max-url-length {}, max-path-repetition {}, \
+             max-query-variants {}",
             if self.lenient { "lenient" } else { "strict" },
             self.exclude.as_ref().map_or("none", Regex::as_str),
             self.max_pages.map_or("none".into(), |n| n.to_string()),
+            self.max_depth.map_or("none".into(), |n| n.to_string()),
             if self.ignore_robots { "ignore" } else { "obey" },
             self.user_agent,
             if self.sitemaps { "yes" } else { "no" },

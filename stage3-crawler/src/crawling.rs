@@ -268,6 +268,9 @@ impl Crawler {
                 if !seen.insert(queued.url.as_str().into()) {
                     continue; // done or skipped
                 }
+                if let Some(limit) = &self.depth {
+                    limit.borrow_mut().add(&queued.url, queued.depth);
+                }
                 self.q.put_nowait(Work {
                     url,
                     max_redirect: queued.redirects,
@@ -276,6 +279,17 @@ impl Crawler {
                     sitemap: false,
                 });
                 again += 1;
+            }
+            // With --max-depth: what was set aside as too deep, and has not
+            // been queued (a shorter path) or skipped since, stays aside.
+            if let Some(limit) = &self.depth {
+                let mut limit = limit.borrow_mut();
+                for aside in &replayed.aside {
+                    if seen.insert(aside.url.as_str().into()) {
+                        let from = aside.from.as_deref().map(Rc::from);
+                        limit.set_aside(&aside.url, aside.depth, from.as_ref());
+                    }
+                }
             }
         }
         self.queued.set(replayed.queued.len());
@@ -356,11 +370,18 @@ impl Crawler {
             let mut limit = limit.borrow_mut();
             parked.extend(limit.take_deferred());
             for (url, from) in limit.take_too_deep() {
-                self.record_skip(Skipped {
+                let skipped = Skipped {
                     url: url.into(),
                     reason: SkipReason::Depth,
                     from: from.map(|f| f.to_string()),
-                });
+                };
+                // Only a crawl that ran to its end knows no shorter path is
+                // left: an interrupted one keeps them set aside, for its
+                // resumption.
+                match outcome {
+                    Outcome::Completed => self.record_skip(skipped),
+                    Outcome::Interrupted => self.keep_skip(skipped),
+                }
             }
         }
         if outcome == Outcome::Interrupted {
@@ -763,13 +784,22 @@ impl Crawler {
             if let Some(limit) = &self.depth
                 && limit.borrow_mut().set_aside(url.as_str(), depth, from)
             {
+                if let Some(journal) = &self.journal {
+                    journal.set_aside(url.as_str(), from.map(|f| &**f), depth);
+                }
                 return self.log.debug(format_args!("{url} is too deep, for now"));
             }
             from.cloned()
         } else {
             // Seen before: with --max-depth, a shorter path may matter.
             let Some(limit) = &self.depth else { return };
+            let waited_at = limit.borrow().waiting_depth(url.as_str());
             let again = limit.borrow_mut().seen_again(url.as_str(), depth);
+            if let Some(journal) = &self.journal
+                && waited_at.is_some_and(|old| depth < old)
+            {
+                journal.moved_up(url.as_str(), depth);
+            }
             match again {
                 SeenAgain::Nothing => return,
                 SeenAgain::Release(work) => {

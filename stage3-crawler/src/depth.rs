@@ -85,6 +85,11 @@ impl DepthLimit {
         self.waiting.insert(url.into(), depth);
     }
 
+    /// The depth a URL queued and not started waits at.
+    pub fn waiting_depth(&self, url: &str) -> Option<u32> {
+        self.waiting.get(url).copied()
+    }
+
     // ANCHOR: seen_again
     /// A URL seen before, now at `depth`. If that is shorter than the depth
     /// it waits at, it moves up, and if it was kept for a later level that
@@ -115,7 +120,6 @@ impl DepthLimit {
             None => SeenAgain::Nothing,
         }
     }
-    // ANCHOR_END: seen_again
     // ANCHOR_END: seen_again
 
     // ANCHOR: may_start

@@ -4,7 +4,9 @@
 //! The state is one append-only file, `DIR/journal`: a line per fact, in
 //! the order the facts became true. A URL was queued (with the page that
 //! linked it, its depth and the redirects it may still follow); a URL is
-//! done, with its statistic; a URL was skipped, with the reason. Nothing
+//! done, with its statistic; a URL was skipped, with the reason; an
+//! origin's robots.txt said this; and with `--max-depth`, a URL was set
+//! aside as too deep, or moved up a level. Nothing
 //! is ever rewritten, so a crash can only ever leave the last line half
 //! written, and the resumed crawl cuts it off. Replaying the lines gives
 //! back the seen set (every URL queued or skipped), the report so far
@@ -75,6 +77,17 @@ pub struct Queued {
     pub redirects: u32,
 }
 
+/// A URL set aside as deeper than `--max-depth`, as the journal has it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Aside {
+    /// The URL.
+    pub url: String,
+    /// The page that linked it first.
+    pub from: Option<String>,
+    /// Its depth when it was set aside.
+    pub depth: u32,
+}
+
 /// What a journal says happened before.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Replayed {
@@ -86,6 +99,8 @@ pub struct Replayed {
     pub skipped: Vec<Skipped>,
     /// Every origin's robots.txt, as it was understood, and what it was.
     pub robots: Vec<(RobotsOutcome, RobotsSource)>,
+    /// With `--max-depth`: every URL set aside as too deep, in order.
+    pub aside: Vec<Aside>,
     /// Bytes of a torn last line that were cut off.
     pub cut: u64,
 }
@@ -222,6 +237,24 @@ impl Journal {
         self.facts.borrow_mut().push_str(&line(&fact));
     }
 
+    /// Notes that `url` was set aside as deeper than `--max-depth`: skipped
+    /// at the end, unless a shorter path turns up first.
+    pub fn set_aside(&self, url: &str, from: Option<&str>, depth: u32) {
+        let fact = AsideLine {
+            aside: url,
+            from,
+            depth,
+        };
+        self.facts.borrow_mut().push_str(&line(&fact));
+    }
+
+    /// Notes that a queued URL moved up to `depth` (a redirect found a
+    /// shorter path to it).
+    pub fn moved_up(&self, url: &str, depth: u32) {
+        let fact = MovedLine { moved: url, depth };
+        self.facts.borrow_mut().push_str(&line(&fact));
+    }
+
     /// Notes what an origin's robots.txt said, so that a resumed crawl
     /// obeys the same rules without asking again.
     pub fn robots(&self, outcome: &RobotsOutcome, source: &RobotsSource) {
@@ -342,6 +375,19 @@ struct SkippedLine<'a> {
 }
 
 #[derive(Serialize)]
+struct AsideLine<'a> {
+    aside: &'a str,
+    from: Option<&'a str>,
+    depth: u32,
+}
+
+#[derive(Serialize)]
+struct MovedLine<'a> {
+    moved: &'a str,
+    depth: u32,
+}
+
+#[derive(Serialize)]
 struct RobotsLine<'a> {
     robots: &'a str,
     status: Option<u16>,
@@ -442,6 +488,20 @@ fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
         match replayed.done.iter_mut().find(|s| s.url == stat.url) {
             Some(earlier) => *earlier = stat,
             None => replayed.done.push(stat),
+        }
+    } else if let Some(url) = fact.get("aside") {
+        replayed.aside.push(Aside {
+            url: text(url)?,
+            from: text(&fact["from"]),
+            depth: u32::try_from(fact["depth"].as_u64()?).ok()?,
+        });
+    } else if let Some(url) = fact.get("moved") {
+        let url = url.as_str()?;
+        let depth = u32::try_from(fact["depth"].as_u64()?).ok()?;
+        // The URL waits at its new depth; a URL that came back from being
+        // too deep is queued again, with its own line.
+        if let Some(queued) = replayed.queued.iter_mut().rev().find(|q| q.url == url) {
+            queued.depth = depth;
         }
     } else if let Some(origin) = fact.get("robots") {
         let source = match fact["source"].as_str()? {
@@ -610,6 +670,27 @@ mod tests {
         assert_eq!(replayed.skipped.len(), 1);
         assert_eq!(replayed.skipped[0].reason, SkipReason::OffHost);
         assert_eq!(replayed.cut, 0);
+    }
+
+    #[test]
+    fn depths_replay_as_they_last_were() {
+        let dir = Dir::new("depth");
+        let (journal, _) = Journal::open(&dir.0, &identity()).unwrap();
+        journal.queued("http://127.0.0.1:1/a", None, 3, 10);
+        journal.set_aside("http://127.0.0.1:1/deep", Some("http://127.0.0.1:1/a"), 4);
+        journal.moved_up("http://127.0.0.1:1/a", 1);
+        journal.commit();
+        drop(journal);
+        let (_journal, replayed) = Journal::open(&dir.0, &identity()).unwrap();
+        assert_eq!(replayed.queued[0].depth, 1);
+        assert_eq!(
+            replayed.aside,
+            [Aside {
+                url: "http://127.0.0.1:1/deep".into(),
+                from: Some("http://127.0.0.1:1/a".into()),
+                depth: 4,
+            }]
+        );
     }
 
     #[test]

@@ -40,7 +40,12 @@ fn slow_site() -> DemoSite {
 }
 
 fn crawler(site: &DemoSite, state: Option<&Path>) -> Command {
+    crawler_with(site, state, &[])
+}
+
+fn crawler_with(site: &DemoSite, state: Option<&Path>, extra: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+    command.args(extra);
     command.args([
         &site.url("/"),
         "--max-tasks",
@@ -360,5 +365,35 @@ fn a_resumed_crawl_keeps_robots_txt_and_the_crawl_delay() {
             pair[0].1,
             pair[1].1
         );
+    }
+}
+
+#[test]
+fn with_max_depth_a_resumed_crawl_still_goes_level_by_level() {
+    let site = slow_site();
+    let depth = ["--max-depth", "1"];
+    let out = crawler_with(&site, None, &depth).output().unwrap();
+    let want = report(&out);
+    assert!(
+        want.skipped.iter().any(|(_, reason)| reason == "\"depth\""),
+        "the limit must matter: {want:?}"
+    );
+    let total = site.counters().requests;
+    for kill_at in [5, total / 2] {
+        site.reset_counters();
+        let scratch = Scratch::new(&format!("depth-{kill_at}"));
+        let state = scratch.0.join("state");
+        let mut child = crawler_with(&site, Some(&state), &depth)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= kill_at));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let out = crawler_with(&site, Some(&state), &depth).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(report(&out), want, "killed after {kill_at}");
+        assert_at_most_in_flight_again(&site, 1, &format!("depth, killed after {kill_at}"));
     }
 }
