@@ -397,3 +397,104 @@ fn with_max_depth_a_resumed_crawl_still_goes_level_by_level() {
         assert_at_most_in_flight_again(&site, 1, &format!("depth, killed after {kill_at}"));
     }
 }
+
+/// A site of three pages where the first request for `/a` stops in the
+/// middle of its body (and says so on `mid_body`), and later ones answer
+/// whole. Counts the requests for each path.
+fn half_body_site() -> (
+    std::net::SocketAddr,
+    std::sync::mpsc::Receiver<()>,
+    std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, u32>>>,
+) {
+    use std::io::{BufReader, Read, Write};
+    use std::sync::{Arc, Mutex, mpsc};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (mid_body, told) = mpsc::channel();
+    let counts = Arc::new(Mutex::new(std::collections::BTreeMap::new()));
+    let seen = Arc::clone(&counts);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let (mid_body, seen) = (mid_body.clone(), Arc::clone(&seen));
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                while let Some(request) = demo_site::testing::read_request(&mut reader) {
+                    let path = request.split(' ').nth(1).unwrap_or("").to_string();
+                    let n = {
+                        let mut seen = seen.lock().unwrap();
+                        let n = seen.entry(path.clone()).or_insert(0);
+                        *n += 1;
+                        *n
+                    };
+                    let body = match path.as_str() {
+                        "/" => "<a href=/a>a</a> <a href=/b>b</a>".to_string(),
+                        "/a" | "/b" => format!("<p>{}</p>", "x".repeat(990)),
+                        _ => {
+                            let _ = stream
+                                .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                            continue;
+                        }
+                    };
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    if path == "/a" && n == 1 {
+                        let _ = stream.write_all(head.as_bytes());
+                        let _ = stream.write_all(&body.as_bytes()[..100]);
+                        let _ = stream.flush();
+                        let _ = mid_body.send(());
+                        // Hold it there until the client goes away.
+                        let _ = reader.read_to_end(&mut Vec::new());
+                        return;
+                    }
+                    let _ = stream.write_all(head.as_bytes());
+                    let _ = stream.write_all(body.as_bytes());
+                }
+            });
+        }
+    });
+    (addr, told, counts)
+}
+
+#[test]
+fn killed_in_the_middle_of_a_body_the_page_is_fetched_again_and_nothing_else() {
+    let (addr, mid_body, counts) = half_body_site();
+    let scratch = Scratch::new("mid-body");
+    let state = scratch.0.join("state");
+    let run = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+        command
+            .arg(format!("http://{addr}/"))
+            .args(["--report", "json", "--state"])
+            .arg(&state);
+        command
+    };
+    let mut child = run()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    mid_body
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the crawler never asked for /a");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = run().output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let got = report(&out);
+    let url = |path: &str| format!("http://{addr}{path}");
+    let want: BTreeSet<(String, String)> = ["/", "/a", "/b"]
+        .into_iter()
+        .map(|p| (url(p), "200".to_string()))
+        .collect();
+    assert_eq!(got.stats, want);
+    let counts = counts.lock().unwrap().clone();
+    assert_eq!(counts["/a"], 2, "{counts:?}");
+    assert_eq!(counts["/"], 1, "{counts:?}");
+    assert_eq!(counts["/robots.txt"], 1, "{counts:?}");
+    // /b was done before the kill, or in flight at it.
+    assert!(counts["/b"] <= 2, "{counts:?}");
+}
