@@ -398,13 +398,16 @@ fn with_max_depth_a_resumed_crawl_still_goes_level_by_level() {
     }
 }
 
+/// Requests per path, as a test server counts them.
+type PathCounts = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, u32>>>;
+
 /// A site of three pages where the first request for `/a` stops in the
 /// middle of its body (and says so on `mid_body`), and later ones answer
 /// whole. Counts the requests for each path.
 fn half_body_site() -> (
     std::net::SocketAddr,
     std::sync::mpsc::Receiver<()>,
-    std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, u32>>>,
+    PathCounts,
 ) {
     use std::io::{BufReader, Read, Write};
     use std::sync::{Arc, Mutex, mpsc};
