@@ -25,7 +25,7 @@ use crate::config::{Config, default_parse_threads};
 use crate::crawling::{Crawler, Outcome};
 use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
-use crate::journal::{Identity, Journal};
+use crate::journal::{Identity, Journal, Replayed};
 use crate::politeness::PoliteConfig;
 use crate::progress;
 use crate::ps::Ps;
@@ -614,33 +614,16 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> io::Result<ExitCode> {
-    // Keeps the demo site running until the report is written.
-    let mut _site = None;
-    let roots = if args.roots.is_empty() {
-        if args.state.is_some() {
-            // The demo site's port changes from run to run, and with it
-            // the crawl: there would be nothing to resume.
-            Args::command()
-                .error(
-                    clap::error::ErrorKind::MissingRequiredArgument,
-                    "--state needs the roots of the crawl (the built-in demo site's \
-                     address changes from run to run)",
-                )
-                .exit();
-        }
-        let site = DemoSite::start_default()?;
-        let root = site.url("/");
-        eprintln!("No root given: crawling the demo site, started in-process at {root}");
-        _site = Some(site);
-        vec![parse_root(&root).map_err(io::Error::other)?]
-    } else {
-        args.roots.clone()
-    };
-    let runtime = Runtime::new()?;
+/// The journal (`--state`), with what it held, and the archive (`--warc`).
+type State = (Option<(Journal, Replayed)>, Option<Rc<Archive>>);
+
+/// Opens `--state` and `--warc`. A crawl that resumes reopens its archive,
+/// cutting off a record torn by a crash, and fetches again what the
+/// journal has done but the archive lost.
+fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
     let mut state = match &args.state {
         Some(dir) => {
-            let identity = args.identity(&roots);
+            let identity = args.identity(roots);
             let opened = Journal::open(dir, &identity)
                 .map_err(|e| io::Error::other(format!("--state {}: {e}", dir.display())))?;
             Some(opened)
@@ -671,6 +654,34 @@ fn run(args: &Args) -> io::Result<ExitCode> {
         Some(path) => Some(Rc::new(Archive::create(path, &args.warc_info(path))?)),
         None => None,
     };
+    Ok((state, archive))
+}
+
+fn run(args: &Args) -> io::Result<ExitCode> {
+    // Keeps the demo site running until the report is written.
+    let mut _site = None;
+    let roots = if args.roots.is_empty() {
+        if args.state.is_some() {
+            // The demo site's port changes from run to run, and with it
+            // the crawl: there would be nothing to resume.
+            Args::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "--state needs the roots of the crawl (the built-in demo site's \
+                     address changes from run to run)",
+                )
+                .exit();
+        }
+        let site = DemoSite::start_default()?;
+        let root = site.url("/");
+        eprintln!("No root given: crawling the demo site, started in-process at {root}");
+        _site = Some(site);
+        vec![parse_root(&root).map_err(io::Error::other)?]
+    } else {
+        args.roots.clone()
+    };
+    let runtime = Runtime::new()?;
+    let (state, archive) = open_state(args, &roots)?;
     let mut crawler = match state {
         Some((journal, replayed)) => {
             Crawler::with_journal(roots, args.config(), journal, replayed)?
