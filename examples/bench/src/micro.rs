@@ -9,11 +9,15 @@
 //! | wake | a round trip between two tasks: A wakes B and waits, B wakes A and waits |
 //! | queue | one put and one get on the runtime's queue, with the getter waiting (two tasks ping-pong over two queues) |
 //! | idle | the bytes of memory one parked task costs: RSS growth over n parked tasks, divided by n, minus the size of the task's future |
+//! | timers | a sleep with a random deadline (1 to 5 ms away), armed and fired: n tasks each sleep once |
+//! | cancel | a sleep with a random deadline (1 to 60 s away), armed by one poll, then dropped |
+//! | pingpong | a round trip of one byte each way over one loopback TCP connection |
+//! | pingpong100 | the same, over 100 connections at once (n round trips in all) |
 
 use std::future::{Future, pending, poll_fn};
 use std::hint::black_box;
 use std::io;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -21,17 +25,30 @@ use std::time::{Duration, Instant};
 
 use runtime::{Queue, Runtime};
 
-/// The four micro-benchmarks.
+/// The micro-benchmarks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Micro {
     Spawn,
     Wake,
     Queue,
     Idle,
+    Timers,
+    Cancel,
+    PingPong,
+    PingPong100,
 }
 
 impl Micro {
-    pub const ALL: [Micro; 4] = [Micro::Spawn, Micro::Wake, Micro::Queue, Micro::Idle];
+    pub const ALL: [Micro; 8] = [
+        Micro::Spawn,
+        Micro::Wake,
+        Micro::Queue,
+        Micro::Idle,
+        Micro::Timers,
+        Micro::Cancel,
+        Micro::PingPong,
+        Micro::PingPong100,
+    ];
 
     /// The name on the child's command line.
     pub fn name(self) -> &'static str {
@@ -40,6 +57,10 @@ impl Micro {
             Micro::Wake => "wake",
             Micro::Queue => "queue",
             Micro::Idle => "idle",
+            Micro::Timers => "timers",
+            Micro::Cancel => "cancel",
+            Micro::PingPong => "pingpong",
+            Micro::PingPong100 => "pingpong100",
         }
     }
 
@@ -87,10 +108,119 @@ pub fn ours(which: Micro, n: usize) -> io::Result<MicroResult> {
         Micro::Wake => rt.block_on(wake_round_trip(n))??,
         Micro::Queue => rt.block_on(queue_put_get(n))??,
         Micro::Idle => idle_task_bytes(&rt, n)?,
+        Micro::Timers => rt.block_on(timers_fired(n))??,
+        Micro::Cancel => rt.block_on(timers_cancelled(n))??,
+        Micro::PingPong => rt.block_on(ping_pong(n, 1))??,
+        Micro::PingPong100 => rt.block_on(ping_pong(n, 100))??,
     };
     Ok(MicroResult {
         value,
         rss: rss_bytes()?,
+    })
+}
+
+// ANCHOR: timers
+async fn timers_fired(n: usize) -> io::Result<f64> {
+    let start = Instant::now();
+    let sleepers: Vec<_> = deadlines(n, FIRED)
+        .map(|d| runtime::spawn(runtime::sleep(d)))
+        .collect();
+    for sleeper in sleepers {
+        sleeper.await.map_err(io::Error::other)?;
+    }
+    Ok(nanos_per(start.elapsed(), n))
+}
+
+async fn timers_cancelled(n: usize) -> io::Result<f64> {
+    let start = Instant::now();
+    for d in deadlines(n, CANCELLED) {
+        let mut sleep = pin!(runtime::sleep(d));
+        poll_once(sleep.as_mut()).await;
+    }
+    Ok(nanos_per(start.elapsed(), n))
+}
+// ANCHOR_END: timers
+
+// ANCHOR: ping_pong
+async fn ping_pong(n: usize, connections: usize) -> io::Result<f64> {
+    let mut listener = runtime::TcpListener::bind(([127, 0, 0, 1], 0).into())?;
+    let addr = listener.local_addr()?;
+    let each = (n / connections).max(1);
+    let server = runtime::spawn(async move {
+        let mut echoes = Vec::new();
+        for _ in 0..connections {
+            let (stream, _) = listener.accept().await?;
+            echoes.push(runtime::spawn(echo(stream)));
+        }
+        for echo in echoes {
+            echo.await.map_err(io::Error::other)??;
+        }
+        io::Result::Ok(())
+    });
+    let start = Instant::now();
+    let clients: Vec<_> = (0..connections)
+        .map(|_| {
+            runtime::spawn(async move {
+                let mut stream = runtime::TcpStream::connect(addr).await?;
+                stream.set_nodelay(true)?;
+                let mut byte = [0u8; 1];
+                for _ in 0..each {
+                    stream.write_all(&[7]).await?;
+                    if stream.read(&mut byte).await? == 0 {
+                        return Err(io::Error::other("the echo closed"));
+                    }
+                }
+                io::Result::Ok(())
+            })
+        })
+        .collect();
+    for client in clients {
+        client.await.map_err(io::Error::other)??;
+    }
+    let elapsed = start.elapsed();
+    server.await.map_err(io::Error::other)??;
+    Ok(nanos_per(elapsed, each * connections))
+}
+
+/// Sends back every byte it reads, until the peer closes.
+async fn echo(mut stream: runtime::TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = [0u8; 64];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        stream.write_all(&buf[..n]).await?;
+    }
+}
+// ANCHOR_END: ping_pong
+
+/// Deadlines of the fired timers: 1 to 5 ms away.
+pub const FIRED: (u64, u64) = (1_000, 5_000);
+/// Deadlines of the cancelled timers: 1 to 60 s away.
+pub const CANCELLED: (u64, u64) = (1_000_000, 60_000_000);
+
+/// `n` durations between `range.0` and `range.1` microseconds, the same
+/// pseudo-random ones on every run and on both runtimes (a linear
+/// congruential generator, Knuth's MMIX constants).
+pub fn deadlines(n: usize, range: (u64, u64)) -> impl Iterator<Item = Duration> {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    (0..n).map(move |_| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let span = range.1 - range.0;
+        Duration::from_micros(range.0 + (state >> 33) % span)
+    })
+}
+
+/// Polls `future` once, as part of the task that awaits this: enough to
+/// arm a timer.
+pub fn poll_once<F: Future + Unpin>(mut future: F) -> impl Future<Output = ()> {
+    poll_fn(move |cx| {
+        let _ = Pin::new(&mut future).poll(cx);
+        Poll::Ready(())
     })
 }
 

@@ -689,6 +689,26 @@ fn micro_rows(opts: &Options, me: &Path) -> Result<Vec<Row>, String> {
             Micro::Spawn => rows.push(row("spawn + complete, per task", Unit::Nanos, None)),
             Micro::Wake => rows.push(row("wake round trip between two tasks", Unit::Nanos, None)),
             Micro::Queue => rows.push(row("queue put + get, getter waiting", Unit::Nanos, None)),
+            Micro::Timers => rows.push(row(
+                "sleep armed and fired (1-5 ms), per timer",
+                Unit::Nanos,
+                None,
+            )),
+            Micro::Cancel => rows.push(row(
+                "sleep armed and cancelled, per timer",
+                Unit::Nanos,
+                None,
+            )),
+            Micro::PingPong => rows.push(row(
+                "TCP ping-pong over loopback, per round trip",
+                Unit::Nanos,
+                None,
+            )),
+            Micro::PingPong100 => rows.push(row(
+                "TCP ping-pong, 100 connections at once, per round trip",
+                Unit::Nanos,
+                None,
+            )),
             Micro::Idle => {
                 rows.push(row(
                     "bytes per idle task (future excluded)",

@@ -1,16 +1,20 @@
 //! The micro-benchmarks of `bench::micro`, on tokio's current-thread
-//! runtime: the same code with tokio's `spawn`, and tokio's unbounded channel
-//! where ours uses `runtime::Queue`.
+//! runtime: the same code with tokio's `spawn`, `sleep` and `net`, and
+//! tokio's unbounded channel where ours uses `runtime::Queue`.
 
 use std::hint::black_box;
 use std::io;
+use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bench::micro::{
-    Baton, Micro, MicroResult, bytes_per_task, idle_task, nanos_per, rss_bytes, yield_now,
+    Baton, CANCELLED, FIRED, Micro, MicroResult, bytes_per_task, deadlines, idle_task, nanos_per,
+    poll_once, rss_bytes, yield_now,
 };
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
@@ -25,6 +29,10 @@ pub fn run(which: Micro, n: usize) -> io::Result<MicroResult> {
         Micro::Wake => rt.block_on(wake_round_trip(n))?,
         Micro::Queue => rt.block_on(queue_put_get(n))?,
         Micro::Idle => idle_task_bytes(&rt, n)?,
+        Micro::Timers => rt.block_on(timers_fired(n))?,
+        Micro::Cancel => rt.block_on(timers_cancelled(n))?,
+        Micro::PingPong => rt.block_on(ping_pong(n, 1))?,
+        Micro::PingPong100 => rt.block_on(ping_pong(n, 100))?,
     };
     Ok(MicroResult {
         value,
@@ -75,6 +83,79 @@ async fn queue_put_get(n: usize) -> io::Result<f64> {
     echo.await.map_err(io::Error::other)?;
     // Each of the n round trips is two puts and two gets.
     Ok(nanos_per(start.elapsed(), 2 * n))
+}
+
+async fn timers_fired(n: usize) -> io::Result<f64> {
+    let start = Instant::now();
+    let sleepers: Vec<_> = deadlines(n, FIRED)
+        .map(|d| tokio::spawn(tokio::time::sleep(d)))
+        .collect();
+    for sleeper in sleepers {
+        sleeper.await.map_err(io::Error::other)?;
+    }
+    Ok(nanos_per(start.elapsed(), n))
+}
+
+async fn timers_cancelled(n: usize) -> io::Result<f64> {
+    let start = Instant::now();
+    for d in deadlines(n, CANCELLED) {
+        let mut sleep = pin!(tokio::time::sleep(d));
+        poll_once(sleep.as_mut()).await;
+    }
+    Ok(nanos_per(start.elapsed(), n))
+}
+
+async fn ping_pong(n: usize, connections: usize) -> io::Result<f64> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let each = (n / connections).max(1);
+    let server = tokio::spawn(async move {
+        let mut echoes = Vec::new();
+        for _ in 0..connections {
+            let (stream, _) = listener.accept().await?;
+            echoes.push(tokio::spawn(echo(stream)));
+        }
+        for echo in echoes {
+            echo.await.map_err(io::Error::other)??;
+        }
+        io::Result::Ok(())
+    });
+    let start = Instant::now();
+    let clients: Vec<_> = (0..connections)
+        .map(|_| {
+            tokio::spawn(async move {
+                let mut stream = TcpStream::connect(addr).await?;
+                stream.set_nodelay(true)?;
+                let mut byte = [0u8; 1];
+                for _ in 0..each {
+                    stream.write_all(&[7]).await?;
+                    if stream.read(&mut byte).await? == 0 {
+                        return Err(io::Error::other("the echo closed"));
+                    }
+                }
+                io::Result::Ok(())
+            })
+        })
+        .collect();
+    for client in clients {
+        client.await.map_err(io::Error::other)??;
+    }
+    let elapsed = start.elapsed();
+    server.await.map_err(io::Error::other)??;
+    Ok(nanos_per(elapsed, each * connections))
+}
+
+/// Sends back every byte it reads, until the peer closes.
+async fn echo(mut stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = [0u8; 64];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        stream.write_all(&buf[..n]).await?;
+    }
 }
 
 fn idle_task_bytes(rt: &Runtime, n: usize) -> io::Result<f64> {
