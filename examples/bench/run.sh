@@ -12,5 +12,13 @@
 # machine: anything else running skews the numbers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# The fetch floor is curl fetching the crawl's URLs (--parallel).
+if ! command -v curl >/dev/null 2>&1; then
+  echo "bench: installing curl, for the fetch floor" >&2
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends curl >/dev/null
+fi
 cargo build --release -p stage3-crawler
 cargo bench -p bench -- "$@"

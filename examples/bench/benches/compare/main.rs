@@ -419,6 +419,10 @@ fn crawl_rows(
         Some(bin) => Some(warc_row(workload, &site, opts, me, bin, &expected)?),
         None => None,
     };
+    let floor = match &stage3 {
+        Some(bin) => floor_rows(workload, &site, opts, me, bin, &expected, notes)?,
+        None => Vec::new(),
+    };
     site.shutdown();
 
     let med = |runs: &[(Measured, f64)], f: fn(&(Measured, f64)) -> f64| {
@@ -486,7 +490,118 @@ fn crawl_rows(
         },
     ];
     rows.extend(defaults);
+    rows.extend(floor);
     Ok(rows)
+}
+
+// ANCHOR: floor_rows
+/// The fetch floor: curl fetching the same URLs as the crawl, `max_tasks`
+/// at a time, and doing nothing with them, in rounds alternating with
+/// stage 3 (like with like: no robots.txt, no per-host cap below
+/// `max_tasks`). What a crawl costs beyond fetching is stage 3's time over
+/// curl's. Without curl on the machine, the rows say so.
+fn floor_rows(
+    workload: &Workload,
+    site: &DemoSite,
+    opts: &Options,
+    me: &Path,
+    bin: &Path,
+    expected: &BTreeSet<Visit>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Row>, String> {
+    let Some(curl) = on_path("curl") else {
+        notes.push("the fetch floor was not measured: curl is not installed".into());
+        return Ok(Vec::new());
+    };
+    let dir = std::env::temp_dir().join(format!("bench-floor-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // One `url` and one `output` per URL, in curl's config syntax.
+    let config = dir.join("urls.curl");
+    let lines: String = expected
+        .iter()
+        .map(|v| format!("url = \"{}\"\noutput = \"/dev/null\"\n", v.url))
+        .collect();
+    std::fs::write(&config, lines).map_err(|e| format!("{}: {e}", config.display()))?;
+    let root = site.url("/");
+    let max_tasks = workload.max_tasks.to_string();
+    let (mut crawls, mut fetches) = (Vec::new(), Vec::new());
+    for round in 0..opts.rounds {
+        for side in order(round) {
+            let mut command = match side {
+                Side::Ours => measure(me, bin),
+                Side::Theirs => measure(me, &curl),
+            };
+            match side {
+                Side::Ours => stage3_crawl(&mut command, &root, &max_tasks).args([
+                    "--per-host",
+                    &max_tasks,
+                    "--ignore-robots",
+                ]),
+                Side::Theirs => command
+                    .args(["--parallel", "--parallel-max", &max_tasks, "--silent"])
+                    .arg("--config")
+                    .arg(&config),
+            };
+            let measured = child::run(&mut command, CRAWL_LIMIT)
+                .map_err(|e| format!("the fetch floor's round failed: {e}"))?;
+            let (wall, cpu) = (
+                measured.usage.wall.as_secs_f64(),
+                measured.usage.cpu.as_secs_f64(),
+            );
+            match side {
+                Side::Ours => {
+                    let crawled = crawl::parse_stage3_json(&measured.stdout)?;
+                    check("stage 3 beside the fetch floor", &crawled.visits, expected)?;
+                    println!(
+                        "  round {}: stage 3     {wall:.3} s wall {cpu:.3} s CPU",
+                        round + 1
+                    );
+                    crawls.push((wall, cpu));
+                }
+                Side::Theirs => {
+                    println!(
+                        "  round {}: curl floor  {wall:.3} s wall {cpu:.3} s CPU",
+                        round + 1
+                    );
+                    fetches.push((wall, cpu));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let med = |runs: &[(f64, f64)], cpu: bool| {
+        median(
+            &runs
+                .iter()
+                .map(|r| if cpu { r.1 } else { r.0 })
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (k, title) = (workload.key, workload.title);
+    Ok(vec![
+        Row {
+            what: format!("({k}) {title} against the fetch floor (curl, same URLs): wall time"),
+            unit: Unit::Secs,
+            ours: med(&crawls, false),
+            theirs: med(&fetches, false),
+            target: Some(Target::RatioAtMost(1.5)),
+        },
+        Row {
+            what: format!("({k}) {title} against the fetch floor (curl, same URLs): CPU time"),
+            unit: Unit::Secs,
+            ours: med(&crawls, true),
+            theirs: med(&fetches, true),
+            target: Some(Target::RatioAtMost(2.0)),
+        },
+    ])
+}
+// ANCHOR_END: floor_rows
+
+/// The program `name` in one of `PATH`'s directories.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
 }
 
 // ANCHOR: defaults_row
