@@ -18,6 +18,7 @@
 //! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
+//! | [`frontier`] | the shared frontier in Redis: many processes, one crawl | (ours: scrapy-redis) |
 //! | [`ps`] | `kill -USR1 PID` prints the task table | (ours: Python 3.14's `asyncio ps`) |
 
 #![warn(missing_docs)]
@@ -28,6 +29,7 @@ pub mod cli;
 pub mod config;
 pub mod crawling;
 pub mod depth;
+pub mod frontier;
 pub mod host;
 pub mod http;
 pub mod interrupt;

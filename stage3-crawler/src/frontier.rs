@@ -1,0 +1,522 @@
+//! The shared frontier (`--frontier redis://HOST:PORT/NAME`): the chapter's
+//! joinable queue and seen set, kept in Redis so that any number of crawler
+//! processes, on any number of machines, work on one crawl.
+//!
+//! Every step that reads and changes more than one key is a Lua script
+//! (`frontier/*.lua`), which Redis runs atomically: no other process's
+//! command runs in the middle of one. The keys, all under
+//! `stage3:{NAME}:`, are:
+//!
+//! - `meta`: the crawl's identity (roots and rules) and the numbers the
+//!   scripts need (`per_host`, `max_pages`, `robots`, `delay`, `lease`);
+//! - `seen`: every URL seen, queued or skipped (the global dedup set);
+//! - `queued`: how many URLs were queued, for `--max-pages`;
+//! - `pending`: URLs queued and not yet completed (the join's count);
+//! - `q:HOST`: each host's line of URLs waiting, as JSON work;
+//! - `ready`: the hosts that may be claimed from, scored with the time
+//!   their next request may start; `busy`, `delay` and `next`: each host's
+//!   requests in flight, its delay once known, and when its delay ends;
+//! - `leases` and `held`: every URL taken, with its deadline and holder;
+//! - `report`: every URL's record, a statistic or a skipped URL, as JSON;
+//! - `tokens` and `expired`: counters of leases given and run out.
+
+use std::cell::Cell;
+use std::io;
+use std::time::{Duration, Instant};
+
+use redis_client::{Connection, Error, Frame, Pool, RedisUrl, Script};
+
+// ANCHOR: scripts
+/// The scripts, each after the functions they share.
+macro_rules! script {
+    ($file:literal) => {
+        Script::new(concat!(
+            include_str!("frontier/common.lua"),
+            include_str!(concat!("frontier/", $file))
+        ))
+    };
+}
+// ANCHOR_END: scripts
+
+/// How long one Redis command may take before the connection is presumed
+/// dead.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest pause between two tries to reach a lost Redis.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// The numbers every process of a crawl must agree on, which the scripts
+/// read from `meta`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `--per-host`, summed over every process.
+    pub per_host: usize,
+    /// `--max-pages`, for the whole crawl.
+    pub max_pages: Option<u64>,
+    /// Whether robots.txt is obeyed: until a host's rules are known, it
+    /// gets one request at a time.
+    pub robots: bool,
+    /// `--delay`.
+    pub delay: Duration,
+    /// How long a URL stays leased without a renewal.
+    pub lease: Duration,
+}
+
+/// A URL offered to the shared seen set: queued if nobody saw it before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The URL, in the `url` crate's normal form.
+    pub url: String,
+    /// Its host key (`host:port`), whose line it waits in.
+    pub host: String,
+    /// The work to queue, as JSON.
+    pub work: String,
+    /// Its skipped record, if this process's rules refuse it.
+    pub refused: Option<String>,
+    /// Its skipped record, should `--max-pages` be reached.
+    pub over_max_pages: String,
+    /// Whether it counts in the page's `num_new_urls`.
+    pub counts: bool,
+}
+
+/// What became of one [`Link`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// Some process saw it before.
+    Before,
+    /// Queued.
+    Queued,
+    /// New, and refused: its skipped record is in the report.
+    Refused,
+    /// New, and over `--max-pages`: its skipped record is in the report.
+    OverMaxPages,
+}
+
+/// A URL taken under a lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leased {
+    /// The lease's token: only its holder may complete or renew it.
+    pub token: u64,
+    /// Its host key.
+    pub host: String,
+    /// The work, as JSON.
+    pub work: String,
+}
+
+/// What [`Frontier::claim`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// URLs to fetch.
+    Work(Vec<Leased>),
+    /// Nothing may start now; ask again after this long at most.
+    Wait(Duration),
+    /// No URL is queued or leased anywhere: the crawl is over.
+    Finished,
+}
+
+/// What [`Frontier::complete`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completed {
+    /// The lease ran out before: the URL went back to the queue, and
+    /// whoever takes it next reports it.
+    Lost,
+    /// Recorded. How many of the links were new, and what became of each.
+    Done {
+        /// Links that passed the rules and nobody had seen.
+        new: usize,
+        /// Each link's fate, in order.
+        seen: Vec<Seen>,
+    },
+}
+
+/// The crawl's counters, for the merged report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// URLs queued and not completed.
+    pub pending: u64,
+    /// Leases that ran out (URLs fetched again, or about to be).
+    pub expired: u64,
+    /// When the crawl was created, in ms since the epoch (server time).
+    pub created_ms: u64,
+}
+
+/// A crawl's frontier in Redis, for one process.
+pub struct Frontier {
+    url: RedisUrl,
+    prefix: String,
+    pool: Pool,
+    /// How long to keep trying a lost Redis before giving up.
+    patience: Duration,
+    /// Whether the last try failed, so that the recovery is logged once.
+    lost: Cell<bool>,
+    init: Script,
+    claim: Script,
+    complete: Script,
+    renew: Script,
+    release: Script,
+}
+
+impl Frontier {
+    /// The frontier of the crawl `url` names, through at most `connections`
+    /// connections. A lost Redis is tried again for `patience`.
+    pub fn new(url: RedisUrl, connections: usize, patience: Duration) -> Frontier {
+        Frontier {
+            prefix: format!("stage3:{{{}}}:", url.name),
+            pool: Pool::new(url.clone(), connections),
+            url,
+            patience,
+            lost: Cell::new(false),
+            init: script!("init.lua"),
+            claim: script!("claim.lua"),
+            complete: script!("complete.lua"),
+            renew: script!("renew.lua"),
+            release: script!("release.lua"),
+        }
+    }
+
+    /// `redis://HOST:PORT/NAME`.
+    pub fn url(&self) -> &RedisUrl {
+        &self.url
+    }
+
+    /// The crawl's identity, if it exists.
+    pub async fn identity(&self) -> io::Result<Option<String>> {
+        let key = self.key("meta");
+        let reply = self
+            .call(async |conn: &mut Connection| {
+                conn.command(&["HGET", &key, "identity"]).await
+            })
+            .await?;
+        Ok(reply.as_str().map(str::to_string))
+    }
+
+    /// Creates the crawl with `identity` and queues `roots`, unless it
+    /// exists. Returns `None` if it was created, or the identity of the
+    /// crawl that was there.
+    pub async fn create(
+        &self,
+        identity: &str,
+        settings: &Settings,
+        roots: &[Link],
+    ) -> io::Result<Option<String>> {
+        let numbers = [
+            settings.per_host.to_string(),
+            settings.max_pages.map_or("-1".into(), |n| n.to_string()),
+            u8::from(settings.robots).to_string(),
+            settings.delay.as_millis().to_string(),
+            settings.lease.as_millis().max(1).to_string(),
+        ];
+        let mut args: Vec<&[u8]> = vec![identity.as_bytes()];
+        args.extend(numbers.iter().map(|n| n.as_bytes()));
+        push_links(&mut args, roots);
+        let reply = self.run(&self.init, &args).await?;
+        let mut items = items(reply)?.into_iter();
+        match (items.next().and_then(|f| f.as_integer()), items.next()) {
+            (Some(1), _) => Ok(None),
+            (Some(0), Some(existing)) => Ok(existing.as_str().map(str::to_string)),
+            _ => Err(unexpected("init")),
+        }
+    }
+
+    // ANCHOR: claim
+    /// Takes up to `n` URLs under a lease.
+    pub async fn claim(&self, n: usize) -> io::Result<Claim> {
+        let n = n.to_string();
+        let reply = self.run(&self.claim, &[n.as_bytes()]).await?;
+        let mut items = items(reply)?.into_iter();
+        let kind = items.next();
+        match kind.as_ref().and_then(Frame::as_str) {
+            Some("finished") => Ok(Claim::Finished),
+            Some("wait") => {
+                let ms = items.next().and_then(|f| f.as_integer()).unwrap_or(1);
+                Ok(Claim::Wait(Duration::from_millis(ms.max(1) as u64)))
+            }
+            Some("work") => {
+                let rest: Vec<Frame> = items.collect();
+                let mut leased = Vec::with_capacity(rest.len() / 3);
+                for group in rest.chunks(3) {
+                    let [token, host, work] = group else {
+                        return Err(unexpected("claim"));
+                    };
+                    let (Some(token), Some(host), Some(work)) =
+                        (token.as_integer(), host.as_str(), work.as_str())
+                    else {
+                        return Err(unexpected("claim"));
+                    };
+                    leased.push(Leased {
+                        token: token as u64,
+                        host: host.to_string(),
+                        work: work.to_string(),
+                    });
+                }
+                Ok(Claim::Work(leased))
+            }
+            _ => Err(unexpected("claim")),
+        }
+    }
+    // ANCHOR_END: claim
+
+    /// Completes the leased `url`: records it, queues the new `links`, and
+    /// frees its host's slot, starting the host's `delay` if this process
+    /// learned one.
+    pub async fn complete(
+        &self,
+        url: &str,
+        token: u64,
+        delay: Option<Duration>,
+        record: &str,
+        links: &[Link],
+    ) -> io::Result<Completed> {
+        let token = token.to_string();
+        let delay = delay.map_or(String::new(), |d| d.as_millis().to_string());
+        let mut args: Vec<&[u8]> = vec![
+            url.as_bytes(),
+            token.as_bytes(),
+            delay.as_bytes(),
+            record.as_bytes(),
+        ];
+        push_links(&mut args, links);
+        let reply = self.run(&self.complete, &args).await?;
+        let codes: Vec<i64> = items(reply)?
+            .iter()
+            .map(|f| f.as_integer().ok_or_else(|| unexpected("complete")))
+            .collect::<io::Result<_>>()?;
+        match codes.split_first() {
+            Some((-1, _)) => Ok(Completed::Lost),
+            Some((&new, codes)) => Ok(Completed::Done {
+                new: new.max(0) as usize,
+                seen: codes.iter().map(|&c| seen_code(c)).collect(),
+            }),
+            None => Err(unexpected("complete")),
+        }
+    }
+
+    /// Extends the leases on `held` (URL and token). Returns how many were
+    /// still ours.
+    pub async fn renew(&self, held: &[(String, u64)]) -> io::Result<usize> {
+        self.pairs(&self.renew, held).await
+    }
+
+    /// Gives the leases on `held` back to the queue at once.
+    pub async fn release(&self, held: &[(String, u64)]) -> io::Result<usize> {
+        self.pairs(&self.release, held).await
+    }
+
+    async fn pairs(&self, script: &Script, held: &[(String, u64)]) -> io::Result<usize> {
+        if held.is_empty() {
+            return Ok(0);
+        }
+        let tokens: Vec<String> = held.iter().map(|(_, t)| t.to_string()).collect();
+        let mut args: Vec<&[u8]> = Vec::with_capacity(held.len() * 2);
+        for ((url, _), token) in held.iter().zip(&tokens) {
+            args.push(url.as_bytes());
+            args.push(token.as_bytes());
+        }
+        let reply = self.run(script, &args).await?;
+        Ok(reply.as_integer().unwrap_or(0).max(0) as usize)
+    }
+
+    /// Every URL's record, statistic or skipped, as JSON, in no order.
+    pub async fn records(&self) -> io::Result<Vec<String>> {
+        let key = self.key("report");
+        let mut cursor = "0".to_string();
+        let mut records = Vec::new();
+        loop {
+            let reply = self
+                .call(async |conn: &mut Connection| {
+                    conn.command(&["HSCAN", &key, &cursor, "COUNT", "1000"])
+                        .await
+                })
+                .await?;
+            let mut parts = items(reply)?.into_iter();
+            let (Some(next), Some(page)) = (parts.next(), parts.next()) else {
+                return Err(unexpected("HSCAN"));
+            };
+            let page = page.into_items().ok_or_else(|| unexpected("HSCAN"))?;
+            for pair in page.chunks(2) {
+                if let Some(value) = pair.get(1).and_then(Frame::as_str) {
+                    records.push(value.to_string());
+                }
+            }
+            cursor = next.as_str().ok_or_else(|| unexpected("HSCAN"))?.to_string();
+            if cursor == "0" {
+                return Ok(records);
+            }
+        }
+    }
+
+    /// The crawl's counters.
+    pub async fn status(&self) -> io::Result<Status> {
+        let keys = [
+            self.key("pending"),
+            self.key("expired"),
+            self.key("meta"),
+        ];
+        let reply = self
+            .call(async |conn: &mut Connection| {
+                let replies = conn
+                    .pipeline(&[
+                        vec!["GET", keys[0].as_str()],
+                        vec!["GET", keys[1].as_str()],
+                        vec!["HGET", keys[2].as_str(), "created"],
+                    ])
+                    .await?;
+                let numbers = replies
+                    .into_iter()
+                    .map(|r| r.map(|f| Frame::Integer(number(&f) as i64)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Frame::Array(numbers))
+            })
+            .await?;
+        let n: Vec<u64> = items(reply)?
+            .iter()
+            .map(|f| f.as_integer().unwrap_or(0).max(0) as u64)
+            .collect();
+        Ok(Status {
+            pending: n.first().copied().unwrap_or(0),
+            expired: n.get(1).copied().unwrap_or(0),
+            created_ms: n.get(2).copied().unwrap_or(0),
+        })
+    }
+
+    /// Deletes every key of the crawl. Returns how many there were.
+    pub async fn clear(&self) -> io::Result<usize> {
+        let pattern = format!("{}*", glob_escape(&self.prefix));
+        let mut cursor = "0".to_string();
+        let mut deleted = 0;
+        loop {
+            let reply = self
+                .call(async |conn: &mut Connection| {
+                    conn.command(&["SCAN", &cursor, "MATCH", &pattern, "COUNT", "1000"])
+                        .await
+                })
+                .await?;
+            let mut parts = items(reply)?.into_iter();
+            let (Some(next), Some(keys)) = (parts.next(), parts.next()) else {
+                return Err(unexpected("SCAN"));
+            };
+            let keys: Vec<Frame> = keys.into_items().ok_or_else(|| unexpected("SCAN"))?;
+            if !keys.is_empty() {
+                let mut command: Vec<&[u8]> = vec![b"UNLINK"];
+                command.extend(keys.iter().filter_map(Frame::as_bytes));
+                let reply = self
+                    .call(async |conn: &mut Connection| conn.command(&command).await)
+                    .await?;
+                deleted += reply.as_integer().unwrap_or(0).max(0) as usize;
+            }
+            cursor = next.as_str().ok_or_else(|| unexpected("SCAN"))?.to_string();
+            if cursor == "0" {
+                return Ok(deleted);
+            }
+        }
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    async fn run(&self, script: &Script, args: &[&[u8]]) -> io::Result<Frame> {
+        let prefix = self.prefix.as_str();
+        self.call(async |conn: &mut Connection| script.invoke(conn, &[prefix], args).await)
+            .await
+    }
+
+    // ANCHOR: call
+    /// Runs `command` on a pooled connection. A connection that fails or
+    /// hangs is dropped, and the command tried again on a new one, with a
+    /// growing pause, until `patience` runs out: Redis restarting, or a
+    /// network blip, costs a wait, not the crawl. An error reply is not
+    /// tried again: the server is there, and said no.
+    async fn call(
+        &self,
+        command: impl AsyncFn(&mut Connection) -> Result<Frame, Error>,
+    ) -> io::Result<Frame> {
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let tried = runtime::timeout(COMMAND_TIMEOUT, async {
+                let mut conn = self.pool.get().await?;
+                let reply = command(&mut conn).await;
+                if !reply.as_ref().is_err_and(Error::is_fatal) {
+                    conn.release();
+                }
+                reply
+            })
+            .await;
+            let error = match tried {
+                Ok(Ok(reply)) => {
+                    if self.lost.replace(false) {
+                        log::warn!("redis at {} is back", self.url);
+                    }
+                    return Ok(reply);
+                }
+                Ok(Err(e)) if !e.is_fatal() => {
+                    return Err(io::Error::other(format!("{}: {e}", self.url)));
+                }
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => format!("no answer in {COMMAND_TIMEOUT:?}"),
+            };
+            if started.elapsed() + pause > self.patience {
+                return Err(io::Error::other(format!(
+                    "lost redis at {} ({error}), and it did not come back in {:?}",
+                    self.url, self.patience
+                )));
+            }
+            if !self.lost.replace(true) {
+                log::warn!("redis at {}: {error}; trying again", self.url);
+            }
+            runtime::sleep(pause).await;
+            pause = (pause * 2).min(MAX_BACKOFF);
+        }
+    }
+    // ANCHOR_END: call
+}
+
+fn push_links<'a>(args: &mut Vec<&'a [u8]>, links: &'a [Link]) {
+    for link in links {
+        args.push(link.url.as_bytes());
+        args.push(link.host.as_bytes());
+        args.push(link.work.as_bytes());
+        args.push(link.refused.as_deref().unwrap_or("").as_bytes());
+        args.push(link.over_max_pages.as_bytes());
+        args.push(if link.counts { b"1" } else { b"0" });
+    }
+}
+
+fn seen_code(code: i64) -> Seen {
+    match code {
+        1 => Seen::Queued,
+        2 => Seen::Refused,
+        3 => Seen::OverMaxPages,
+        _ => Seen::Before,
+    }
+}
+
+fn items(reply: Frame) -> io::Result<Vec<Frame>> {
+    reply.into_items().ok_or_else(|| unexpected("a script"))
+}
+
+/// A number sent as a string (`GET` of a counter), 0 if absent.
+fn number(frame: &Frame) -> u64 {
+    frame
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .or_else(|| frame.as_integer().map(|n| n.max(0) as u64))
+        .unwrap_or(0)
+}
+
+fn unexpected(what: &str) -> io::Error {
+    io::Error::other(format!("redis: unexpected reply to {what}"))
+}
+
+/// `SCAN MATCH` reads `*?[]\` as a glob: a crawl's name may hold them.
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,54 @@
+-- ANCHOR: claim
+-- Takes up to ARGV[1] URLs under a lease, each from a host that is ready
+-- (a free slot, its delay over). First, the URLs whose lease ran out (a
+-- process died, or stalled) go back to the head of their host's line.
+-- Returns {'finished'} when no URL is queued or leased anywhere;
+-- {'work', token, host, work, ...}; or {'wait', ms} when nothing is ready
+-- yet: how long until a host's delay ends or a lease runs out.
+local now = now_ms()
+local expired = redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)
+for _, url in ipairs(expired) do
+  local held = redis.call('HGET', P .. 'held', url)
+  redis.call('ZREM', P .. 'leases', url)
+  redis.call('HDEL', P .. 'held', url)
+  if held then
+    local _, host, work = held_parts(held)
+    redis.call('LPUSH', P .. 'q:' .. host, work)
+    redis.call('HINCRBY', P .. 'busy', host, -1)
+    redis.call('INCR', P .. 'expired')
+    wake(host, now)
+  end
+end
+-- The distributed join: `pending` counts the URLs queued and not yet
+-- completed, leased ones included, as the joinable queue's unfinished
+-- count does.
+if tonumber(redis.call('GET', P .. 'pending') or '0') <= 0 then
+  return {'finished'}
+end
+local out, wanted, lease = {'work'}, tonumber(ARGV[1]), meta('lease')
+while wanted > 0 do
+  local first = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, 1)
+  if #first == 0 then break end
+  local host = first[1]
+  local work = redis.call('LPOP', P .. 'q:' .. host)
+  if work then
+    local url = cjson.decode(work).url
+    local token = redis.call('INCR', P .. 'tokens')
+    redis.call('HINCRBY', P .. 'busy', host, 1)
+    redis.call('HSET', P .. 'held', url, token .. '\n' .. host .. '\n' .. work)
+    redis.call('ZADD', P .. 'leases', now + lease, url)
+    table.insert(out, token)
+    table.insert(out, host)
+    table.insert(out, work)
+    wanted = wanted - 1
+  end
+  wake(host, now)
+end
+if #out > 1 then return out end
+local wait = 1000
+local host = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
+if host[2] then wait = math.min(wait, tonumber(host[2]) - now) end
+local lease_end = redis.call('ZRANGE', P .. 'leases', 0, 0, 'WITHSCORES')
+if lease_end[2] then wait = math.min(wait, tonumber(lease_end[2]) - now) end
+return {'wait', math.max(wait, 1)}
+-- ANCHOR_END: claim

@@ -1,0 +1,90 @@
+-- What every frontier script shares. KEYS[1] is the crawl's prefix,
+-- "stage3:{NAME}:"; every key of the crawl starts with it.
+local P = KEYS[1]
+
+-- The server's clock, in milliseconds: one clock for every process, on
+-- whatever machine it runs.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function meta(field)
+  return tonumber(redis.call('HGET', P .. 'meta', field))
+end
+
+-- "token\nhost\nwork": who holds a leased URL, its host, and the work to
+-- put back if the lease runs out.
+local function held_parts(held)
+  local a = string.find(held, '\n', 1, true)
+  local b = string.find(held, '\n', a + 1, true)
+  return string.sub(held, 1, a - 1), string.sub(held, a + 1, b - 1), string.sub(held, b + 1)
+end
+
+-- ANCHOR: cap
+-- How many requests a host may have at once, summed over every process.
+-- Until its rules are known, one: the process that takes a host's first
+-- URL reads its robots.txt, and nobody else may hit the host meanwhile.
+-- Then one if it has a delay (--delay or Crawl-delay), --per-host if not.
+local function cap(host)
+  local delay = redis.call('HGET', P .. 'delay', host)
+  if not delay then
+    if meta('robots') == 1 then return 1 end
+    delay = meta('delay')
+  end
+  if tonumber(delay) > 0 then return 1 end
+  return meta('per_host')
+end
+
+-- A host is in the `ready` set, scored with the earliest time its next
+-- request may start, exactly when it has URLs waiting and a free slot.
+local function wake(host, now)
+  if redis.call('LLEN', P .. 'q:' .. host) == 0 then
+    redis.call('ZREM', P .. 'ready', host)
+    return
+  end
+  local busy = tonumber(redis.call('HGET', P .. 'busy', host) or '0')
+  if busy >= cap(host) then
+    redis.call('ZREM', P .. 'ready', host)
+    return
+  end
+  local next_start = tonumber(redis.call('HGET', P .. 'next', host) or '0')
+  redis.call('ZADD', P .. 'ready', math.max(now, next_start), host)
+end
+-- ANCHOR_END: cap
+
+-- ANCHOR: see
+-- The crawler's `see`, for every process at once. ARGV from `first` on
+-- holds one group of six per URL: the URL, its host, the work to queue,
+-- the skipped record if this process's rules refuse it ('' if not), the
+-- skipped record if --max-pages is reached, and '1' if it counts in the
+-- page's num_new_urls. Returns a code per URL (0 seen before, 1 queued,
+-- 2 refused, 3 over --max-pages) and how many were new.
+local function see(first, now)
+  local max_pages = meta('max_pages')
+  local codes, new = {}, 0
+  for i = first, #ARGV, 6 do
+    local url, host, work = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+    local refused, over, counts = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+    local code = 0
+    if redis.call('SADD', P .. 'seen', url) == 1 then
+      if counts == '1' then new = new + 1 end
+      if refused ~= '' then
+        redis.call('HSET', P .. 'report', url, refused)
+        code = 2
+      elseif max_pages >= 0 and tonumber(redis.call('GET', P .. 'queued') or '0') >= max_pages then
+        redis.call('HSET', P .. 'report', url, over)
+        code = 3
+      else
+        redis.call('INCR', P .. 'queued')
+        redis.call('INCR', P .. 'pending')
+        redis.call('RPUSH', P .. 'q:' .. host, work)
+        wake(host, now)
+        code = 1
+      end
+    end
+    table.insert(codes, code)
+  end
+  return codes, new
+end
+-- ANCHOR_END: see

@@ -1,0 +1,34 @@
+-- ANCHOR: complete
+-- Completes a leased URL: ARGV[1] the URL, ARGV[2] the lease's token,
+-- ARGV[3] the host's delay in ms as this process learned it ('' if it
+-- did not), ARGV[4] the URL's record for the report, and from ARGV[5] the
+-- URLs it led to, in `see`'s groups. All of it at once, or nothing: a
+-- crash between recording the page and queueing its links would lose the
+-- links; between queueing them and releasing the lease would count the
+-- page twice. Returns {-1} if the lease is no longer ours (it ran out,
+-- and the URL went back to the queue); else the number of new URLs and
+-- `see`'s codes.
+local url, token = ARGV[1], ARGV[2]
+local held = redis.call('HGET', P .. 'held', url)
+if not held then return {-1} end
+local holder, host = held_parts(held)
+if holder ~= token then return {-1} end
+local now = now_ms()
+redis.call('ZREM', P .. 'leases', url)
+redis.call('HDEL', P .. 'held', url)
+redis.call('HINCRBY', P .. 'busy', host, -1)
+if ARGV[3] ~= '' then
+  redis.call('HSET', P .. 'delay', host, ARGV[3])
+  redis.call('HSET', P .. 'next', host, now + tonumber(ARGV[3]))
+end
+local codes, new = see(5, now)
+local record = cjson.decode(ARGV[4])
+if record.num_new_urls ~= nil then
+  record.num_new_urls = new
+end
+redis.call('HSET', P .. 'report', url, cjson.encode(record))
+redis.call('DECR', P .. 'pending')
+wake(host, now)
+table.insert(codes, 1, new)
+return codes
+-- ANCHOR_END: complete
