@@ -10,9 +10,11 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::Duration;
 
-use clap::{ArgAction, CommandFactory, Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use crawl_kit::args::MAX_DURATION;
 use demo_site::DemoSite;
+use redis_client::RedisUrl;
 use regex::Regex;
 use runtime::Runtime;
 use rustls::RootCertStore;
@@ -22,9 +24,10 @@ use url::Url;
 
 use crate::archive::Archive;
 use crate::config::{Config, default_parse_threads};
-use crate::crawling::{Crawler, Outcome};
+use crate::crawling::{Crawler, Outcome, Shared};
 use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
+use crate::joining;
 use crate::journal::{Identity, Journal, Replayed};
 use crate::politeness::PoliteConfig;
 use crate::progress;
@@ -38,7 +41,7 @@ use crate::warc::Info;
 ///
 /// Crawls every page reachable from the roots on the roots' hosts, then
 /// prints a report on stdout. Logs and the progress line go to stderr.
-#[derive(Debug, Parser)]
+#[derive(Clone, Debug, Parser)]
 #[command(name = "stage3-crawler", version, after_help = AFTER_HELP)]
 pub struct Args {
     /// Root URLs. A root without a scheme gets http://. With no root, the
@@ -211,6 +214,47 @@ pub struct Args {
     #[arg(long = "parse-threads", alias = "parse_threads", value_name = "N",
           value_parser = clap::value_parser!(u16).range(0..=MAX_PARSE_THREADS))]
     pub parse_threads: Option<u16>,
+
+    /// Share the crawl with other processes, on this machine or others,
+    /// through Redis: redis://HOST[:PORT]/NAME, where NAME names the crawl
+    /// (a prefix for its keys, not a database number). With roots, the
+    /// first process creates the crawl; the others join it, with or
+    /// without the roots, and take its rules. Each process prints its own
+    /// report; --report-only prints the whole crawl's.
+    #[arg(long, value_name = "URL", value_parser = parse_frontier,
+          conflicts_with_all = ["state", "max_depth", "sitemaps"])]
+    pub frontier: Option<RedisUrl>,
+
+    /// With --frontier: print the report of the whole crawl, every
+    /// process's URLs merged, from Redis, and exit.
+    #[arg(long = "report-only", requires = "frontier")]
+    pub report_only: bool,
+
+    /// With --frontier: delete the crawl from Redis (every key of it),
+    /// and exit.
+    #[arg(
+        long = "frontier-clear",
+        requires = "frontier",
+        conflicts_with = "report_only"
+    )]
+    pub frontier_clear: bool,
+
+    /// With --frontier: a process holds each URL it fetches under a lease
+    /// this long, renewed while it works; if it dies, the URL goes back to
+    /// the others when the lease runs out.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub lease: Duration,
+
+    /// With --frontier: how long to keep trying a Redis that was lost in
+    /// the middle of the crawl before stopping (its state stays in Redis).
+    #[arg(long = "frontier-patience", value_name = "DURATION", default_value = "1m",
+          value_parser = parse_duration)]
+    pub frontier_patience: Duration,
+
+    /// The options given on the command line rather than by default (clap
+    /// ids): a process that joins a shared crawl is refused only for those.
+    #[arg(skip)]
+    pub explicit: Vec<String>,
 }
 
 /// The most `--parse-threads` accepted.
@@ -373,6 +417,11 @@ impl Args {
             (false, _) => log::LevelFilter::Trace,
         }
     }
+}
+
+/// `--frontier redis://HOST[:PORT]/NAME`.
+fn parse_frontier(s: &str) -> Result<RedisUrl, String> {
+    RedisUrl::parse(s)
 }
 
 /// Adds `http://` to a root that has no scheme, as `crawl.py`'s `fix_url`,
@@ -603,7 +652,13 @@ fn init_logging(level: log::LevelFilter) {
 
 /// The program: parse the arguments, crawl, report. Returns the exit status.
 pub fn main() -> ExitCode {
-    let args = Args::parse(); // exits with status 2 on a usage error
+    let matches = Args::command().get_matches(); // exits with status 2 on a usage error
+    let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    args.explicit = matches
+        .ids()
+        .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect();
     init_logging(args.log_level());
     match run(&args) {
         Ok(code) => code,
@@ -657,10 +712,58 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
     Ok((state, archive))
 }
 
+/// `--frontier` with `--frontier-clear` or `--report-only`: no crawl.
+fn frontier_command(args: &Args, url: &RedisUrl) -> io::Result<ExitCode> {
+    let runtime = Runtime::new()?;
+    if args.frontier_clear {
+        let deleted = runtime.block_on(joining::clear(url))??;
+        eprintln!("Deleted the crawl at {url}: {deleted} keys.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = BufWriter::new(io::stdout());
+    let json = args.report == Report::Json;
+    let written = runtime.block_on(joining::merged_report(
+        url,
+        json,
+        args.verbose > 0,
+        &mut out,
+    ))?;
+    if let Err(e) = written.and_then(|()| out.flush())
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        return Err(e);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(args: &Args) -> io::Result<ExitCode> {
+    let runtime = Runtime::new()?;
+    let joined = match &args.frontier {
+        Some(url) if args.frontier_clear || args.report_only => {
+            return frontier_command(args, url);
+        }
+        Some(url) => Some(runtime.block_on(joining::join(args, url))??),
+        None => None,
+    };
+    match joined {
+        Some(joined) => crawl(&runtime, &joined.args, joined.roots, Some(joined.shared)),
+        None => crawl(&runtime, args, Vec::new(), None),
+    }
+}
+
+/// Crawls `roots` (or `args`' roots, or the demo site), alone or as part
+/// of a `shared` crawl, and reports.
+fn crawl(
+    runtime: &Runtime,
+    args: &Args,
+    shared_roots: Vec<Url>,
+    shared: Option<Shared>,
+) -> io::Result<ExitCode> {
     // Keeps the demo site running until the report is written.
     let mut _site = None;
-    let roots = if args.roots.is_empty() {
+    let roots = if shared.is_some() {
+        shared_roots
+    } else if args.roots.is_empty() {
         if args.state.is_some() {
             // The demo site's port changes from run to run, and with it
             // the crawl: there would be nothing to resume.
@@ -680,13 +783,13 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     } else {
         args.roots.clone()
     };
-    let runtime = Runtime::new()?;
     let (state, archive) = open_state(args, &roots)?;
-    let mut crawler = match state {
-        Some((journal, replayed)) => {
+    let mut crawler = match (state, shared) {
+        (_, Some(shared)) => Crawler::shared(roots, args.config(), shared)?,
+        (Some((journal, replayed)), None) => {
             Crawler::with_journal(roots, args.config(), journal, replayed)?
         }
-        None => Crawler::new(roots, args.config())?,
+        (None, None) => Crawler::new(roots, args.config())?,
     };
     if let Some(archive) = &archive {
         crawler.set_archive(Rc::clone(archive));
@@ -754,6 +857,14 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
     }
+    if let (Outcome::FrontierLost, Some(url)) = (outcome, &args.frontier) {
+        eprintln!(
+            "Stopped: {}. The crawl's state is in Redis: run the command again to go on with it.",
+            crawler
+                .stopped_by()
+                .unwrap_or_else(|| format!("lost redis at {url}"))
+        );
+    }
     // The journal is complete before the report says so; if it could not
     // be written, the report still comes, and then the error.
     let saved = crawler.close_journal();
@@ -790,6 +901,11 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     }
     Ok(if outcome == Outcome::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
+    } else if outcome == Outcome::FrontierLost {
+        ExitCode::FAILURE
+    } else if crawler.is_shared() {
+        // Another process may have fetched the roots.
+        ExitCode::SUCCESS
     } else if !crawler.any_root_fetched() {
         ExitCode::FAILURE
     } else {

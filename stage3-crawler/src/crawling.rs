@@ -37,6 +37,9 @@ use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 use crate::traps::Traps;
 
+mod shared;
+pub use shared::{Shared, root_link};
+
 /// The statuses the chapter treats as redirects, plus 308, which came later.
 fn is_redirect(status: u16) -> bool {
     matches!(status, 300 | 301 | 302 | 303 | 307 | 308)
@@ -47,6 +50,65 @@ fn is_markup(media_type: &str) -> bool {
     ["text/html", "application/xhtml+xml", "application/xml"]
         .iter()
         .any(|t| media_type.eq_ignore_ascii_case(t))
+}
+
+/// The statistic of a fetch that got no usable response.
+fn failure_statistic(url: &Url, error: &FetchError) -> FetchStatistic {
+    let mut stat = FetchStatistic::failure(url.to_string(), error.to_exception());
+    // Over the size cap, we did get a response; keep what we know.
+    if let FetchError::TooLarge {
+        status,
+        content_type,
+        ..
+    } = error
+    {
+        stat.status = Some(*status);
+        stat.content_type = content_type.as_deref().map(|ct| media_type(ct).to_string());
+    }
+    stat
+}
+
+/// The statistic of a redirect to `next_url`.
+fn redirect_statistic(url: &Url, response: &Response, next_url: &Url) -> FetchStatistic {
+    FetchStatistic {
+        url: url.to_string(),
+        next_url: Some(next_url.to_string()),
+        status: Some(response.status),
+        exception: None,
+        size: response.body.len() as u64,
+        content_type: response
+            .header("content-type")
+            .map(|ct| media_type(ct).to_string()),
+        encoding: None,
+        num_urls: 0,
+        num_new_urls: 0,
+        wire_size: response.wire_size,
+    }
+}
+
+/// What fetching one URL found: its statistic, and where it leads.
+struct Found {
+    stat: FetchStatistic,
+    next: Next,
+}
+
+/// Where a fetched URL leads.
+enum Next {
+    /// Nowhere: a failure, or a page that is not searched for links.
+    Nothing,
+    /// A redirect's target.
+    Redirect(Url),
+    /// A page's links, followed or not: each is seen, and accounted for.
+    Links(Vec<Url>),
+}
+
+impl Found {
+    fn nothing(stat: FetchStatistic) -> Found {
+        Found {
+            stat,
+            next: Next::Nothing,
+        }
+    }
 }
 
 /// Someone who wants each statistic as it is recorded.
@@ -71,6 +133,9 @@ pub struct Work {
     /// A sitemap to read (`--sitemaps`), not a page: the crawler's own
     /// business, never a URL of the report.
     pub sitemap: bool,
+    /// With a shared frontier (`--frontier`), the lease this process holds
+    /// on the URL; `None` in a crawl of one process.
+    pub lease: Option<u64>,
 }
 
 /// Sitemaps read at most, however many indexes list.
@@ -100,6 +165,9 @@ pub enum Outcome {
     Completed,
     /// The interrupt future passed to [`Crawler::crawl_until`] fired first.
     Interrupted,
+    /// The shared frontier's Redis was lost for good
+    /// ([`Crawler::stopped_by`] says why); the crawl's state stays there.
+    FrontierLost,
 }
 
 // ANCHOR: crawler
@@ -142,6 +210,11 @@ pub struct Crawler {
     /// What the journal held when the crawl began, until `crawl` takes it
     /// up (after the report's sinks are in place).
     replay: RefCell<Option<Replayed>>,
+    /// `--frontier`: the crawl is shared with other processes through
+    /// Redis, which holds its queue, seen set and report.
+    shared: Option<Shared>,
+    /// Why a shared crawl stopped before its end.
+    stopped_by: RefCell<Option<io::Error>>,
     t0: Cell<Instant>,
     t1: Cell<Option<Instant>>,
     errors: Cell<usize>,
@@ -152,7 +225,14 @@ impl Crawler {
     /// A crawler with `roots` already queued. Fragments are dropped from the
     /// roots; their hosts (and non-default ports) define the site.
     pub fn new(roots: Vec<Url>, config: Config) -> io::Result<Crawler> {
-        Crawler::create(roots, config, None)
+        Crawler::create(roots, config, None, None)
+    }
+
+    /// A crawler that works on a crawl shared through Redis (`--frontier`),
+    /// whose roots are `roots` and whose frontier was created already: the
+    /// roots are queued there, not here.
+    pub fn shared(roots: Vec<Url>, config: Config, shared: Shared) -> io::Result<Crawler> {
+        Crawler::create(roots, config, None, Some(shared))
     }
 
     /// A crawler that writes every fact of the crawl to `journal`
@@ -165,13 +245,14 @@ impl Crawler {
         journal: Journal,
         replayed: Replayed,
     ) -> io::Result<Crawler> {
-        Crawler::create(roots, config, Some((journal, replayed)))
+        Crawler::create(roots, config, Some((journal, replayed)), None)
     }
 
     fn create(
         roots: Vec<Url>,
         mut config: Config,
         state: Option<(Journal, Replayed)>,
+        shared: Option<Shared>,
     ) -> io::Result<Crawler> {
         let (journal, replay) = match state {
             Some((journal, replayed)) => (Some(journal), Some(replayed)),
@@ -216,8 +297,12 @@ impl Crawler {
             roots: roots.clone(),
             journal,
             replay: RefCell::new(None),
+            shared,
+            stopped_by: RefCell::new(None),
         };
-        if replay.is_some() {
+        if crawler.shared.is_some() {
+            // The frontier queued the roots when the crawl was created.
+        } else if replay.is_some() {
             *crawler.replay.borrow_mut() = replay;
         } else {
             for root in &roots {
@@ -277,6 +362,7 @@ impl Crawler {
                     from: queued.from.as_deref().map(Rc::from),
                     depth: queued.depth,
                     sitemap: false,
+                    lease: None,
                 });
                 again += 1;
             }
@@ -353,9 +439,12 @@ impl Crawler {
             })
             .collect();
         self.t0.set(Instant::now());
-        let outcome = match runtime::select(self.q.join(), interrupt).await {
-            Either::Left(()) => Outcome::Completed,
-            Either::Right(()) => Outcome::Interrupted,
+        let outcome = match &self.shared {
+            None => match runtime::select(self.q.join(), interrupt).await {
+                Either::Left(()) => Outcome::Completed,
+                Either::Right(()) => Outcome::Interrupted,
+            },
+            Some(shared) => self.crawl_shared(shared, interrupt).await,
         };
         self.t1.set(Some(Instant::now()));
         // They are all parked in `get` (or, if interrupted, mid-fetch):
@@ -380,11 +469,12 @@ impl Crawler {
                 // resumption.
                 match outcome {
                     Outcome::Completed => self.record_skip(skipped),
-                    Outcome::Interrupted => self.keep_skip(skipped),
+                    Outcome::Interrupted | Outcome::FrontierLost => self.keep_skip(skipped),
                 }
             }
         }
-        if outcome == Outcome::Interrupted {
+        if outcome != Outcome::Completed {
+            self.release_leases().await;
             self.skip_unfinished(parked);
         }
         if let Some(journal) = &self.journal {
@@ -393,6 +483,39 @@ impl Crawler {
         outcome
     }
     // ANCHOR_END: crawl
+
+    /// A shared crawl runs until the frontier says the whole crawl is
+    /// over, or `interrupt` fires, or Redis is lost for good.
+    async fn crawl_shared(
+        self: &Rc<Self>,
+        shared: &Shared,
+        interrupt: impl Future<Output = ()>,
+    ) -> Outcome {
+        let renewer = TaskBuilder::new()
+            .name("lease-renewer")
+            .spawn(Rc::clone(self).renew_leases());
+        let outcome = match runtime::select(self.feed(shared), interrupt).await {
+            Either::Left(Ok(())) => Outcome::Completed,
+            Either::Left(Err(e)) => {
+                self.log.error(format_args!("{e}"));
+                *self.stopped_by.borrow_mut() = Some(e);
+                Outcome::FrontierLost
+            }
+            Either::Right(()) => Outcome::Interrupted,
+        };
+        renewer.cancel();
+        outcome
+    }
+
+    /// Why a shared crawl stopped before its end ([`Outcome::FrontierLost`]).
+    pub fn stopped_by(&self) -> Option<String> {
+        self.stopped_by.borrow().as_ref().map(ToString::to_string)
+    }
+
+    /// Whether the crawl is shared through a frontier in Redis.
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
 
     // ANCHOR: work
     /// One worker: take a URL, fetch it, mark it done, forever. Nothing that
@@ -433,6 +556,18 @@ impl Crawler {
             Admission::Skip(work, _) | Admission::Fail(work, _) if work.sitemap => {
                 self.log
                     .info(format_args!("not reading sitemap {}: robots.txt", work.url));
+                self.task_done(work.depth);
+                None
+            }
+            Admission::Skip(work, reason) if work.lease.is_some() => {
+                self.complete_skipped(&work, reason).await;
+                self.task_done(work.depth);
+                None
+            }
+            Admission::Fail(work, exception) if work.lease.is_some() => {
+                let found =
+                    Found::nothing(FetchStatistic::failure(work.url.to_string(), exception));
+                self.complete_fetched(&work, found).await;
                 self.task_done(work.depth);
                 None
             }
@@ -523,19 +658,29 @@ impl Crawler {
         let (url, max_redirect, depth) = (work.url.clone(), work.max_redirect, work.depth);
         self.current.borrow_mut()[worker] = Some(work);
         let fetched = if self.current_is_sitemap(worker) {
-            catch_unwind(self.read_sitemap(&url)).await
+            catch_unwind(self.read_sitemap(&url)).await.map(|()| None)
         } else {
-            catch_unwind(self.fetch(&url, max_redirect, depth)).await
+            catch_unwind(self.fetch(&url)).await.map(Some)
         };
-        self.current.borrow_mut()[worker] = None;
-        if let Err(panic) = fetched {
+        let work = self.current.borrow_mut()[worker].take();
+        let found = fetched.unwrap_or_else(|panic| {
             self.log
                 .error(format_args!("fetching {url} panicked: {panic}"));
             let exception = Exception {
                 kind: "internal",
                 message: format!("internal error: {panic}"),
             };
-            self.record_statistic(FetchStatistic::failure(url.to_string(), exception));
+            Some(Found::nothing(FetchStatistic::failure(
+                url.to_string(),
+                exception,
+            )))
+        });
+        match (found, work) {
+            (Some(found), Some(work)) if work.lease.is_some() => {
+                self.complete_fetched(&work, found).await;
+            }
+            (Some(found), _) => self.keep_found(&url, found, max_redirect, depth),
+            (None, _) => {}
         }
         let next = self.polite.finish(&url);
         self.task_done(depth);
@@ -569,8 +714,8 @@ impl Crawler {
     // ANCHOR_END: work
 
     // ANCHOR: fetch
-    /// Fetches one URL, retrying network errors, and records what happened.
-    async fn fetch(&self, url: &Url, max_redirect: u32, depth: u32) {
+    /// Fetches one URL, retrying network errors, and says what it found.
+    async fn fetch(&self, url: &Url) -> Found {
         let mut tries = 0;
         let response = loop {
             tries += 1;
@@ -590,19 +735,37 @@ impl Crawler {
                     }
                     self.log
                         .error(format_args!("{url} failed after {tries} tries"));
-                    return self.record_failure(url, &error);
+                    return Found::nothing(failure_statistic(url, &error));
                 }
                 Err(error) => {
                     self.log.warn(format_args!("{url} failed: {error}"));
-                    return self.record_failure(url, &error);
+                    return Found::nothing(failure_statistic(url, &error));
                 }
             }
         };
         match self.redirect_target(url, &response) {
-            Some(next_url) => self.follow_redirect(url, &response, next_url, max_redirect, depth),
+            Some(next_url) => Found {
+                stat: redirect_statistic(url, &response, &next_url),
+                next: Next::Redirect(next_url),
+            },
             None => {
                 let (stat, links) = self.parse_links(url, response).await;
-                self.record_statistic(stat);
+                Found {
+                    stat,
+                    next: Next::Links(links),
+                }
+            }
+        }
+    }
+
+    /// Records what a fetch found, and sees where it leads: a redirect's
+    /// target, or the page's links, one step deeper.
+    fn keep_found(&self, url: &Url, found: Found, max_redirect: u32, depth: u32) {
+        self.record_statistic(found.stat);
+        match found.next {
+            Next::Nothing => {}
+            Next::Redirect(next_url) => self.follow_redirect(url, next_url, max_redirect, depth),
+            Next::Links(links) => {
                 let from: Rc<str> = Rc::from(url.as_str());
                 for link in links {
                     self.see(link, Some(&from), depth + 1);
@@ -644,28 +807,7 @@ impl Crawler {
     /// Records a redirect and queues its target, unless the target was seen
     /// before (another chain got there first: the chapter's "redirect join")
     /// or this chain has used up its redirects.
-    fn follow_redirect(
-        &self,
-        url: &Url,
-        response: &Response,
-        next_url: Url,
-        max_redirect: u32,
-        depth: u32,
-    ) {
-        self.record_statistic(FetchStatistic {
-            url: url.to_string(),
-            next_url: Some(next_url.to_string()),
-            status: Some(response.status),
-            exception: None,
-            size: response.body.len() as u64,
-            content_type: response
-                .header("content-type")
-                .map(|ct| media_type(ct).to_string()),
-            encoding: None,
-            num_urls: 0,
-            num_new_urls: 0,
-            wire_size: response.wire_size,
-        });
+    fn follow_redirect(&self, url: &Url, next_url: Url, max_redirect: u32, depth: u32) {
         if max_redirect > 0 {
             if !self.seen_urls.borrow().contains(next_url.as_str()) {
                 self.log
@@ -831,6 +973,7 @@ impl Crawler {
             from,
             depth,
             sitemap: false,
+            lease: None,
         });
     }
 
@@ -858,6 +1001,7 @@ impl Crawler {
             from: None,
             depth: 0,
             sitemap: true,
+            lease: None,
         });
     }
 
@@ -958,21 +1102,6 @@ impl Crawler {
             on_skip(&skipped);
         }
         self.skipped.borrow_mut().push(skipped);
-    }
-
-    fn record_failure(&self, url: &Url, error: &FetchError) {
-        let mut stat = FetchStatistic::failure(url.to_string(), error.to_exception());
-        // Over the size cap, we did get a response; keep what we know.
-        if let FetchError::TooLarge {
-            status,
-            content_type,
-            ..
-        } = error
-        {
-            stat.status = Some(*status);
-            stat.content_type = content_type.as_deref().map(|ct| media_type(ct).to_string());
-        }
-        self.record_statistic(stat);
     }
 
     fn record_statistic(&self, stat: FetchStatistic) {

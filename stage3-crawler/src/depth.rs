@@ -187,6 +187,7 @@ mod tests {
             from: None,
             depth,
             sitemap: false,
+            lease: None,
         }
     }
 

@@ -138,6 +138,10 @@ pub struct Status {
     pub expired: u64,
     /// When the crawl was created, in ms since the epoch (server time).
     pub created_ms: u64,
+    /// When a process first found it finished; 0 if none has.
+    pub finished_ms: u64,
+    /// Workers of every process that joined it, summed.
+    pub workers: u64,
 }
 
 /// A crawl's frontier in Redis, for one process.
@@ -183,9 +187,7 @@ impl Frontier {
     pub async fn identity(&self) -> io::Result<Option<String>> {
         let key = self.key("meta");
         let reply = self
-            .call(async |conn: &mut Connection| {
-                conn.command(&["HGET", &key, "identity"]).await
-            })
+            .call(async |conn: &mut Connection| conn.command(&["HGET", &key, "identity"]).await)
             .await?;
         Ok(reply.as_str().map(str::to_string))
     }
@@ -338,7 +340,10 @@ impl Frontier {
                     records.push(value.to_string());
                 }
             }
-            cursor = next.as_str().ok_or_else(|| unexpected("HSCAN"))?.to_string();
+            cursor = next
+                .as_str()
+                .ok_or_else(|| unexpected("HSCAN"))?
+                .to_string();
             if cursor == "0" {
                 return Ok(records);
             }
@@ -347,11 +352,7 @@ impl Frontier {
 
     /// The crawl's counters.
     pub async fn status(&self) -> io::Result<Status> {
-        let keys = [
-            self.key("pending"),
-            self.key("expired"),
-            self.key("meta"),
-        ];
+        let keys = [self.key("pending"), self.key("expired"), self.key("meta")];
         let reply = self
             .call(async |conn: &mut Connection| {
                 let replies = conn
@@ -359,6 +360,8 @@ impl Frontier {
                         vec!["GET", keys[0].as_str()],
                         vec!["GET", keys[1].as_str()],
                         vec!["HGET", keys[2].as_str(), "created"],
+                        vec!["HGET", keys[2].as_str(), "finished"],
+                        vec!["HGET", keys[2].as_str(), "workers"],
                     ])
                     .await?;
                 let numbers = replies
@@ -376,7 +379,29 @@ impl Frontier {
             pending: n.first().copied().unwrap_or(0),
             expired: n.get(1).copied().unwrap_or(0),
             created_ms: n.get(2).copied().unwrap_or(0),
+            finished_ms: n.get(3).copied().unwrap_or(0),
+            workers: n.get(4).copied().unwrap_or(0),
         })
+    }
+
+    /// Counts a process's `workers` in the crawl's total, for the merged
+    /// report.
+    pub async fn add_workers(&self, workers: usize) -> io::Result<()> {
+        let key = self.key("meta");
+        let n = workers.to_string();
+        self.call(async |conn: &mut Connection| {
+            conn.command(&["HINCRBY", key.as_str(), "workers", n.as_str()])
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Changes how long a lost Redis is tried again: none at all when a
+    /// process starts (an unreachable Redis is a mistake to report at
+    /// once), longer once the crawl runs.
+    pub fn set_patience(&mut self, patience: Duration) {
+        self.patience = patience;
     }
 
     /// Deletes every key of the crawl. Returns how many there were.

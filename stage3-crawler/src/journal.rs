@@ -552,7 +552,7 @@ fn stat_json(stat: &FetchStatistic) -> Value {
     })
 }
 
-fn stat_from_json(v: &Value) -> Option<FetchStatistic> {
+pub(crate) fn stat_from_json(v: &Value) -> Option<FetchStatistic> {
     let text = |v: &Value| v.as_str().map(str::to_string);
     let exception = match &v["exception"] {
         Value::Null => None,

@@ -19,6 +19,7 @@
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
 //! | [`frontier`] | the shared frontier in Redis: many processes, one crawl | (ours: scrapy-redis) |
+//! | [`joining`] | creating or joining a shared crawl, its merged report | (ours) |
 //! | [`ps`] | `kill -USR1 PID` prints the task table | (ours: Python 3.14's `asyncio ps`) |
 
 #![warn(missing_docs)]
@@ -33,6 +34,7 @@ pub mod frontier;
 pub mod host;
 pub mod http;
 pub mod interrupt;
+pub mod joining;
 pub mod journal;
 pub mod logging;
 pub mod parsing;

@@ -410,6 +410,24 @@ impl Politeness {
         }
     }
 
+    /// The delay between two requests to `url`'s host, once its rules are
+    /// known: `--delay`, or a longer Crawl-delay. `None` while its
+    /// robots.txt is not known (a shared crawl tells the other processes
+    /// only what it knows).
+    pub fn host_delay(&self, url: &Url) -> Option<Duration> {
+        let state = self.state.borrow();
+        if self.config.robots
+            && !matches!(
+                state.robots.get(&origin_key(url)),
+                Some(RobotsState::Known(_) | RobotsState::Unreachable(_))
+            )
+        {
+            return None;
+        }
+        let slot = host_key(url).and_then(|key| state.hosts.get(&key));
+        Some(slot.map_or(self.config.delay, |slot| slot.delay))
+    }
+
     /// The robots.txt outcomes so far, one per origin, in the order they
     /// were settled.
     pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {

@@ -141,37 +141,78 @@ pub fn format_line(stat: &FetchStatistic, line: Line) -> String {
     }
 }
 
+/// What a report is made of: a crawler's, or a shared crawl's as the
+/// frontier holds it (`--report-only`).
+pub struct Crawl<'a> {
+    /// The statistics, in any order.
+    pub done: &'a [FetchStatistic],
+    /// The URLs skipped, in any order.
+    pub skipped: &'a [Skipped],
+    /// Seconds from its start to its end.
+    pub secs: f64,
+    /// Workers.
+    pub max_tasks: usize,
+    /// URLs still queued.
+    pub todo: usize,
+    /// TCP connections opened.
+    pub connections: u64,
+    /// Whether it ended early.
+    pub interrupted: bool,
+    /// What each origin's robots.txt came to.
+    pub robots: Vec<RobotsOutcome>,
+    /// What each sitemap read came to.
+    pub sitemaps: Vec<SitemapOutcome>,
+}
+
+/// Calls `f` with what `crawler`'s report is made of.
+fn of_crawler<R>(crawler: &Crawler, outcome: Outcome, f: impl FnOnce(&Crawl<'_>) -> R) -> R {
+    let done = crawler.done();
+    let skipped = crawler.skipped();
+    f(&Crawl {
+        done: &done,
+        skipped: &skipped,
+        secs: crawler.elapsed().as_secs_f64(),
+        max_tasks: crawler.config().max_tasks,
+        todo: crawler.todo(),
+        connections: crawler.connections_opened(),
+        interrupted: outcome != Outcome::Completed,
+        robots: crawler.robots_outcomes(),
+        sitemaps: crawler.sitemap_outcomes(),
+    })
+}
+
 /// The totals and counters for a finished (or interrupted) crawl.
 pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
-    let done = crawler.done();
+    of_crawler(crawler, outcome, summary_of)
+}
+
+/// The totals and counters of `crawl`.
+pub fn summary_of(crawl: &Crawl<'_>) -> Summary {
     let mut counters = Counters::default();
-    for stat in done.iter() {
+    for stat in crawl.done {
         classify(stat, &mut counters);
     }
-    let skipped = crawler.skipped();
-    for (reason, count) in by_reason(&skipped) {
+    for (reason, count) in by_reason(crawl.skipped) {
         counters.add(&format!("skipped_{}", reason.name()), count.len() as u64);
     }
-    let secs = crawler.elapsed().as_secs_f64();
-    let max_tasks = crawler.config().max_tasks;
-    let speed = if secs > 0.0 && max_tasks > 0 {
-        done.len() as f64 / secs / max_tasks as f64
+    let speed = if crawl.secs > 0.0 && crawl.max_tasks > 0 {
+        crawl.done.len() as f64 / crawl.secs / crawl.max_tasks as f64
     } else {
         0.0
     };
     Summary {
-        urls: done.len(),
-        secs,
-        max_tasks,
+        urls: crawl.done.len(),
+        secs: crawl.secs,
+        max_tasks: crawl.max_tasks,
         urls_per_sec_per_task: speed,
-        todo: crawler.todo(),
-        done: done.len(),
-        seen: done.len() + skipped.len(),
-        interrupted: outcome == Outcome::Interrupted,
-        connections: crawler.connections_opened(),
+        todo: crawl.todo,
+        done: crawl.done.len(),
+        seen: crawl.done.len() + crawl.skipped.len(),
+        interrupted: crawl.interrupted,
+        connections: crawl.connections,
         counters,
-        robots: crawler.robots_outcomes(),
-        sitemaps: crawler.sitemap_outcomes(),
+        robots: crawl.robots.clone(),
+        sitemaps: crawl.sitemaps.clone(),
     }
 }
 
@@ -196,22 +237,29 @@ pub fn report(
     list_skipped: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    of_crawler(crawler, outcome, |crawl| {
+        report_of(crawl, list_skipped, out)
+    })
+}
+
+/// Writes the text report of `crawl`.
+pub fn report_of(crawl: &Crawl<'_>, list_skipped: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "*** Report ***")?;
-    let mut show: Vec<FetchStatistic> = crawler.done().clone();
+    let mut show: Vec<&FetchStatistic> = crawl.done.iter().collect();
     show.sort_by(|a, b| a.url.cmp(&b.url));
     let mut counters = Counters::default();
     for stat in &show {
         let line = classify(stat, &mut counters);
         writeln!(out, "{}", format_line(stat, line))?;
     }
-    for (reason, group) in by_reason(&crawler.skipped()) {
+    for (reason, group) in by_reason(crawl.skipped) {
         writeln!(out, "Skipped ({}): {} urls", reason.name(), group.len())?;
         for s in group.iter().filter(|_| list_skipped) {
             let from = s.from.as_deref().unwrap_or("(root)");
             writeln!(out, "  {} from {from}", s.url)?;
         }
     }
-    let s = summary(crawler, outcome);
+    let s = summary_of(crawl);
     for robots in &s.robots {
         writeln!(out, "robots.txt of {robots}")?;
     }

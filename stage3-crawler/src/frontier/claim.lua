@@ -23,6 +23,7 @@ end
 -- completed, leased ones included, as the joinable queue's unfinished
 -- count does.
 if tonumber(redis.call('GET', P .. 'pending') or '0') <= 0 then
+  redis.call('HSETNX', P .. 'meta', 'finished', now)
   return {'finished'}
 end
 local out, wanted, lease = {'work'}, tonumber(ARGV[1]), meta('lease')

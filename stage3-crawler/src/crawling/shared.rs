@@ -1,0 +1,317 @@
+//! A crawl shared by many processes through a frontier in Redis
+//! (`--frontier`): the same workers, fed from Redis instead of from the
+//! crawl's own `see`.
+//!
+//! One task per process, the feeder, claims URLs under a lease and puts
+//! them on the process's queue, never more than `max_tasks` at a time;
+//! another renews the leases while their URLs are fetched. A worker that
+//! finishes a URL completes it in Redis, with its record and its links, in
+//! one script. The crawl is over when the frontier says no URL is queued
+//! or leased anywhere: the chapter's `join`, summed over every process.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io;
+use std::rc::Rc;
+use std::time::Duration;
+
+use runtime::{Either, Queue};
+use serde_json::json;
+use url::Url;
+
+use super::{Crawler, Found, Next, Work};
+use crate::frontier::{Claim, Completed, Frontier, Link, Seen};
+use crate::politeness::host_key;
+use crate::reporting::{json_line, json_skipped};
+use crate::skipped::{SkipReason, Skipped};
+
+/// The longest a feeder waits before asking for work again: other
+/// processes queue URLs without telling this one.
+const MAX_POLL: Duration = Duration::from_millis(250);
+
+/// This process's part in a shared crawl.
+pub struct Shared {
+    pub(super) frontier: Frontier,
+    /// How long a lease lasts; renewed every third of it.
+    lease: Duration,
+    /// The URLs this process holds leases on, with their tokens.
+    held: RefCell<HashMap<String, u64>>,
+    /// Put to when a lease is completed: the feeder may claim another.
+    freed: Queue<()>,
+}
+
+impl Shared {
+    /// This process's part in the crawl of `frontier`, whose leases last
+    /// `lease`.
+    pub fn new(frontier: Frontier, lease: Duration) -> Shared {
+        Shared {
+            frontier,
+            lease,
+            held: RefCell::new(HashMap::new()),
+            freed: Queue::new(),
+        }
+    }
+
+    fn held(&self) -> Vec<(String, u64)> {
+        self.held
+            .borrow()
+            .iter()
+            .map(|(url, token)| (url.clone(), *token))
+            .collect()
+    }
+}
+
+/// The work JSON the frontier keeps for a URL.
+fn work_json(url: &Url, from: Option<&str>, depth: u32, redirects: u32) -> String {
+    json!({"url": url.as_str(), "from": from, "depth": depth, "redirects": redirects}).to_string()
+}
+
+/// The host key the frontier's per-host lines use: `host:port`.
+fn host_of(url: &Url) -> String {
+    host_key(url).map_or_else(String::new, |(host, port)| format!("{host}:{port}"))
+}
+
+/// A root, for the frontier's first step: fetched whatever the rules say.
+pub fn root_link(root: &Url, max_redirect: u32) -> Link {
+    Link {
+        url: root.to_string(),
+        host: host_of(root),
+        work: work_json(root, None, 0, max_redirect),
+        refused: None,
+        over_max_pages: json_skipped(&Skipped {
+            url: root.to_string(),
+            reason: SkipReason::MaxPages,
+            from: None,
+        }),
+        counts: false,
+    }
+}
+
+impl Crawler {
+    // ANCHOR: feed
+    /// Claims URLs from the frontier for this process's workers until the
+    /// whole crawl is over, or Redis is lost for good.
+    pub(super) async fn feed(&self, shared: &Shared) -> io::Result<()> {
+        loop {
+            let free = self
+                .config
+                .max_tasks
+                .saturating_sub(shared.held.borrow().len());
+            if free == 0 {
+                shared.freed.get().await;
+                continue;
+            }
+            while shared.freed.get_nowait().is_some() {}
+            match shared.frontier.claim(free).await? {
+                Claim::Finished => return Ok(()),
+                Claim::Work(leased) => {
+                    for leased in leased {
+                        let work = self.leased_work(&leased.work, leased.token)?;
+                        shared
+                            .held
+                            .borrow_mut()
+                            .insert(work.url.to_string(), leased.token);
+                        self.q.put_nowait(work);
+                    }
+                }
+                Claim::Wait(wait) => {
+                    let wait = runtime::sleep(wait.min(MAX_POLL));
+                    if let Either::Left(()) = runtime::select(shared.freed.get(), wait).await {
+                        shared.freed.put_nowait(()); // drained above, next turn
+                    }
+                }
+            }
+        }
+    }
+    // ANCHOR_END: feed
+
+    /// The work a claim returned, as the frontier's JSON holds it.
+    fn leased_work(&self, json: &str, token: u64) -> io::Result<Work> {
+        let bad = || {
+            io::Error::other(format!(
+                "the frontier holds work this crawler cannot read: {json}"
+            ))
+        };
+        let v: serde_json::Value = serde_json::from_str(json).map_err(|_| bad())?;
+        let url = v["url"]
+            .as_str()
+            .and_then(|u| Url::parse(u).ok())
+            .ok_or_else(bad)?;
+        let number = |key: &str| v[key].as_u64().and_then(|n| u32::try_from(n).ok());
+        Ok(Work {
+            url,
+            max_redirect: number("redirects").ok_or_else(bad)?,
+            from: v["from"].as_str().map(Rc::from),
+            depth: number("depth").ok_or_else(bad)?,
+            sitemap: false,
+            lease: Some(token),
+        })
+    }
+
+    /// Extends this process's leases, every third of a lease, for as long
+    /// as the crawl runs.
+    pub(super) async fn renew_leases(self: Rc<Self>) {
+        let Some(shared) = &self.shared else { return };
+        loop {
+            runtime::sleep(shared.lease / 3).await;
+            if let Err(e) = shared.frontier.renew(&shared.held()).await {
+                self.log.warn(format_args!("renewing leases: {e}"));
+            }
+        }
+    }
+
+    /// Gives back the leases of the URLs this process did not finish (an
+    /// interrupt, or Redis lost), so that others need not wait for them to
+    /// run out. If Redis is gone, they run out.
+    pub(super) async fn release_leases(&self) {
+        let Some(shared) = &self.shared else { return };
+        let held = shared.held();
+        match shared.frontier.release(&held).await {
+            Ok(n) if n > 0 => self.log.info(format_args!(
+                "gave {n} unfinished URLs back to the frontier"
+            )),
+            Ok(_) => {}
+            Err(e) => self.log.warn(format_args!(
+                "could not give back {} URLs ({e}): their leases will run out",
+                held.len()
+            )),
+        }
+    }
+
+    // ANCHOR: complete_fetched
+    /// Completes a leased URL in the frontier with what its fetch found,
+    /// then keeps the statistic, and the links the frontier refused, in
+    /// this process's report.
+    pub(super) async fn complete_fetched(&self, work: &Work, found: Found) {
+        let Found { mut stat, next } = found;
+        let from: Rc<str> = Rc::from(work.url.as_str());
+        let targets: Vec<(Url, u32, u32, bool)> = match next {
+            Next::Nothing => Vec::new(),
+            Next::Redirect(next_url) if work.max_redirect > 0 => {
+                self.log
+                    .info(format_args!("redirect to {next_url} from {}", work.url));
+                vec![(next_url, work.max_redirect - 1, work.depth, false)]
+            }
+            Next::Redirect(next_url) => {
+                self.log.error(format_args!(
+                    "redirect limit reached for {next_url} from {}",
+                    work.url
+                ));
+                Vec::new()
+            }
+            Next::Links(links) => links
+                .into_iter()
+                .map(|link| (link, self.config.max_redirect, work.depth + 1, true))
+                .collect(),
+        };
+        let (links, refusals): (Vec<Link>, Vec<Option<SkipReason>>) = targets
+            .iter()
+            .map(|(url, redirects, depth, counts)| {
+                self.link(url, &from, *redirects, *depth, *counts)
+            })
+            .unzip();
+        let Some((new, seen)) = self.complete(work, &json_line(&stat), &links).await else {
+            return;
+        };
+        stat.num_new_urls = new;
+        self.keep_statistic(stat);
+        let fates = targets.into_iter().zip(refusals).zip(seen);
+        for (((url, ..), refusal), seen) in fates {
+            let reason = match (seen, refusal) {
+                (Seen::Queued, _) => {
+                    self.traps.admit(&url);
+                    continue;
+                }
+                (Seen::Refused, Some(reason)) => reason,
+                (Seen::OverMaxPages, _) => SkipReason::MaxPages,
+                (Seen::Before | Seen::Refused, _) => continue,
+            };
+            self.keep_skip(Skipped {
+                url: url.into(),
+                reason,
+                from: Some(from.to_string()),
+            });
+        }
+    }
+    // ANCHOR_END: complete_fetched
+
+    /// Completes a leased URL that was not fetched (robots.txt disallows
+    /// it).
+    pub(super) async fn complete_skipped(&self, work: &Work, reason: SkipReason) {
+        let skipped = Skipped {
+            url: work.url.to_string(),
+            reason,
+            from: work.from.as_deref().map(str::to_string),
+        };
+        if self
+            .complete(work, &json_skipped(&skipped), &[])
+            .await
+            .is_some()
+        {
+            self.keep_skip(skipped);
+        }
+    }
+
+    /// Runs the frontier's `complete`, and frees the worker's place in
+    /// this process. `None` if the lease was lost or Redis failed.
+    async fn complete(
+        &self,
+        work: &Work,
+        record: &str,
+        links: &[Link],
+    ) -> Option<(usize, Vec<Seen>)> {
+        let shared = self.shared.as_ref()?;
+        let token = work.lease?;
+        let delay = self.polite.host_delay(&work.url);
+        let url = work.url.as_str();
+        let completed = shared
+            .frontier
+            .complete(url, token, delay, record, links)
+            .await;
+        shared.held.borrow_mut().remove(url);
+        shared.freed.put_nowait(());
+        match completed {
+            Ok(Completed::Done { new, seen }) => Some((new, seen)),
+            Ok(Completed::Lost) => {
+                self.log.warn(format_args!(
+                    "the lease on {url} ran out before it was done: another worker will fetch it"
+                ));
+                None
+            }
+            Err(e) => {
+                self.log.error(format_args!("completing {url}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// A URL this page leads to, as the frontier's `see` takes it: with the
+    /// verdict of this process's rules, which need no Redis.
+    fn link(
+        &self,
+        url: &Url,
+        from: &Rc<str>,
+        redirects: u32,
+        depth: u32,
+        counts: bool,
+    ) -> (Link, Option<SkipReason>) {
+        let refusal = self.refusal(url);
+        let reason = refusal.or_else(|| self.polite.robots_refusal(url));
+        let skipped = |reason| {
+            json_skipped(&Skipped {
+                url: url.to_string(),
+                reason,
+                from: Some(from.to_string()),
+            })
+        };
+        let link = Link {
+            url: url.to_string(),
+            host: host_of(url),
+            work: work_json(url, Some(from), depth, redirects),
+            refused: reason.map(skipped),
+            over_max_pages: skipped(SkipReason::MaxPages),
+            counts: counts && refusal.is_none(),
+        };
+        (link, reason)
+    }
+}

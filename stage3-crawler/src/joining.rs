@@ -1,0 +1,394 @@
+//! The command line's side of a shared crawl (`--frontier`): creating the
+//! crawl or joining it, with the rules every process must apply; the
+//! merged report (`--report-only`); and `--frontier-clear`.
+//!
+//! A crawl's identity, kept in Redis, is its roots and its rules: the
+//! options that decide which URLs are fetched and how hard a host is hit.
+//! The first process writes it; a process that joins takes the rules from
+//! it, so that `stage3-crawler --frontier URL` needs nothing else, and is
+//! refused only for an option it passes explicitly that differs.
+
+use std::io::{self, Write};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use redis_client::RedisUrl;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::cli::Args;
+use crate::crawling::{Shared, root_link};
+use crate::frontier::{Frontier, Settings};
+use crate::journal::stat_from_json;
+use crate::reporting::{self, Crawl};
+use crate::skipped::{SkipReason, Skipped};
+use crate::stats::FetchStatistic;
+
+/// The identity's format; a newer one is refused.
+const FORMAT: u32 = 1;
+
+/// How long a process without roots waits for the crawl to be created.
+pub const JOIN_WAIT: Duration = Duration::from_secs(30);
+
+/// Connections to Redis per process: the feeder, the renewer, and
+/// workers completing URLs.
+const CONNECTIONS: usize = 4;
+
+/// The options every process of a shared crawl applies alike.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rules {
+    lenient: bool,
+    exclude: Option<String>,
+    max_pages: Option<u64>,
+    ignore_robots: bool,
+    user_agent: String,
+    max_redirect: u32,
+    max_url_length: u32,
+    max_path_repetition: u32,
+    max_query_variants: u32,
+    per_host: u32,
+    delay_ms: u64,
+    max_crawl_delay_ms: u64,
+    lease_ms: u64,
+}
+
+/// What the crawl's `identity` in Redis holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Identity {
+    format: u32,
+    roots: Vec<String>,
+    rules: Rules,
+}
+
+impl Rules {
+    /// The rules `args` ask for.
+    pub fn of(args: &Args) -> Rules {
+        Rules {
+            lenient: args.lenient,
+            exclude: args.exclude.as_ref().map(|r| r.as_str().to_string()),
+            max_pages: args.max_pages,
+            ignore_robots: args.ignore_robots,
+            user_agent: args.user_agent.clone(),
+            max_redirect: args.max_redirect,
+            max_url_length: args.max_url_length,
+            max_path_repetition: args.max_path_repetition,
+            max_query_variants: args.max_query_variants,
+            per_host: args.per_host,
+            delay_ms: millis(args.delay),
+            max_crawl_delay_ms: millis(args.max_crawl_delay),
+            lease_ms: millis(args.lease),
+        }
+    }
+
+    /// Each rule: the options that set it, its name, and its value.
+    fn each(&self) -> Vec<(&'static [&'static str], &'static str, String)> {
+        let ms = |n: u64| format!("{:?}", Duration::from_millis(n));
+        let or_none = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+        vec![
+            (
+                &["lenient", "strict"],
+                "host matching",
+                (if self.lenient {
+                    "--lenient"
+                } else {
+                    "--strict"
+                })
+                .into(),
+            ),
+            (&["exclude"], "--exclude", or_none(self.exclude.clone())),
+            (
+                &["max_pages"],
+                "--max-pages",
+                or_none(self.max_pages.map(|n| n.to_string())),
+            ),
+            (
+                &["ignore_robots"],
+                "--ignore-robots",
+                self.ignore_robots.to_string(),
+            ),
+            (&["user_agent"], "--user-agent", self.user_agent.clone()),
+            (
+                &["max_redirect"],
+                "--max-redirect",
+                self.max_redirect.to_string(),
+            ),
+            (
+                &["max_url_length"],
+                "--max-url-length",
+                self.max_url_length.to_string(),
+            ),
+            (
+                &["max_path_repetition"],
+                "--max-path-repetition",
+                self.max_path_repetition.to_string(),
+            ),
+            (
+                &["max_query_variants"],
+                "--max-query-variants",
+                self.max_query_variants.to_string(),
+            ),
+            (&["per_host"], "--per-host", self.per_host.to_string()),
+            (&["delay"], "--delay", ms(self.delay_ms)),
+            (
+                &["max_crawl_delay"],
+                "--max-crawl-delay",
+                ms(self.max_crawl_delay_ms),
+            ),
+            (&["lease"], "--lease", ms(self.lease_ms)),
+        ]
+    }
+
+    /// The options given on the command line (`explicit`) that differ
+    /// from the crawl's, in words.
+    fn conflicts(&self, crawl: &Rules, explicit: &[String]) -> Vec<String> {
+        self.each()
+            .into_iter()
+            .zip(crawl.each())
+            .filter(|((ids, _, ours), (_, _, theirs))| {
+                ours != theirs && ids.iter().any(|id| explicit.iter().any(|e| e == id))
+            })
+            .map(|((_, name, ours), (_, _, theirs))| {
+                format!("{name} is {ours} here, {theirs} in the crawl")
+            })
+            .collect()
+    }
+
+    /// `args` with these rules in place of theirs.
+    fn apply(&self, args: &Args) -> io::Result<Args> {
+        let mut args = args.clone();
+        args.lenient = self.lenient;
+        args.strict = !self.lenient;
+        args.exclude = match &self.exclude {
+            Some(re) => Some(Regex::new(re).map_err(|e| {
+                io::Error::other(format!("the crawl's --exclude {re:?} is not a regex: {e}"))
+            })?),
+            None => None,
+        };
+        args.max_pages = self.max_pages;
+        args.ignore_robots = self.ignore_robots;
+        args.user_agent.clone_from(&self.user_agent);
+        args.max_redirect = self.max_redirect;
+        args.max_url_length = self.max_url_length;
+        args.max_path_repetition = self.max_path_repetition;
+        args.max_query_variants = self.max_query_variants;
+        args.per_host = self.per_host;
+        args.delay = Duration::from_millis(self.delay_ms);
+        args.max_crawl_delay = Duration::from_millis(self.max_crawl_delay_ms);
+        args.lease = Duration::from_millis(self.lease_ms);
+        Ok(args)
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            per_host: self.per_host as usize,
+            max_pages: self.max_pages,
+            robots: !self.ignore_robots,
+            delay: Duration::from_millis(self.delay_ms),
+            lease: Duration::from_millis(self.lease_ms),
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A process's way into a shared crawl: its roots, the options it runs
+/// with (the crawl's rules in place), and its part of the frontier.
+pub struct Joined {
+    /// The crawl's roots.
+    pub roots: Vec<Url>,
+    /// The command line, with the crawl's rules.
+    pub args: Args,
+    /// The frontier, for the crawler.
+    pub shared: Shared,
+}
+
+// ANCHOR: join
+/// Creates the crawl `url` names, with `args`' roots and rules, or joins
+/// it. Without roots, waits up to [`JOIN_WAIT`] for it to be created.
+pub async fn join(args: &Args, url: &RedisUrl) -> io::Result<Joined> {
+    // An unreachable Redis at the start is reported at once.
+    let mut frontier = Frontier::new(url.clone(), CONNECTIONS, Duration::ZERO);
+    let ours = Identity {
+        format: FORMAT,
+        roots: args.roots.iter().map(Url::to_string).collect(),
+        rules: Rules::of(args),
+    };
+    let existing = if args.roots.is_empty() {
+        Some(wait_for_crawl(&frontier, url).await?)
+    } else {
+        let json = serde_json::to_string(&ours).map_err(io::Error::other)?;
+        let roots: Vec<_> = args
+            .roots
+            .iter()
+            .map(|root| root_link(root, args.max_redirect))
+            .collect();
+        frontier
+            .create(&json, &ours.rules.settings(), &roots)
+            .await?
+    };
+    let identity = match existing {
+        None => ours,
+        Some(json) => {
+            let theirs = parse_identity(&json, url)?;
+            refuse_conflicts(&ours, &theirs, args, url)?;
+            theirs
+        }
+    };
+    let roots = identity
+        .roots
+        .iter()
+        .map(|r| Url::parse(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| io::Error::other(format!("the crawl {url} has a bad root: {e}")))?;
+    frontier.add_workers(args.max_tasks as usize).await?;
+    frontier.set_patience(args.frontier_patience);
+    let lease = Duration::from_millis(identity.rules.lease_ms);
+    Ok(Joined {
+        roots,
+        args: identity.rules.apply(args)?,
+        shared: Shared::new(frontier, lease),
+    })
+}
+// ANCHOR_END: join
+
+async fn wait_for_crawl(frontier: &Frontier, url: &RedisUrl) -> io::Result<String> {
+    let deadline = runtime::now() + JOIN_WAIT;
+    loop {
+        if let Some(identity) = frontier.identity().await? {
+            return Ok(identity);
+        }
+        if runtime::now() >= deadline {
+            return Err(io::Error::other(format!(
+                "there is no crawl at {url} (waited {JOIN_WAIT:?}): start it with its roots"
+            )));
+        }
+        runtime::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn parse_identity(json: &str, url: &RedisUrl) -> io::Result<Identity> {
+    #[derive(Deserialize)]
+    struct Format {
+        format: u32,
+    }
+    let format = serde_json::from_str::<Format>(json).map(|f| f.format);
+    if let Ok(format) = format
+        && format > FORMAT
+    {
+        return Err(io::Error::other(format!(
+            "the crawl at {url} was made by a newer stage3-crawler (format {format}, this one reads {FORMAT})"
+        )));
+    }
+    serde_json::from_str(json).map_err(|e| {
+        io::Error::other(format!(
+            "{url} holds something that is not a crawl of stage3-crawler ({e})"
+        ))
+    })
+}
+
+fn refuse_conflicts(
+    ours: &Identity,
+    theirs: &Identity,
+    args: &Args,
+    url: &RedisUrl,
+) -> io::Result<()> {
+    if !args.roots.is_empty() && ours.roots != theirs.roots {
+        return Err(io::Error::other(format!(
+            "the crawl at {url} has other roots ({}): join it without roots, or name another crawl",
+            theirs.roots.join(" ")
+        )));
+    }
+    let conflicts = ours.rules.conflicts(&theirs.rules, &args.explicit);
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    Err(io::Error::other(format!(
+        "the crawl at {url} has other rules: {}; leave them out to take the crawl's",
+        conflicts.join("; ")
+    )))
+}
+
+// ANCHOR: merged
+/// Prints the report of the whole shared crawl, from Redis: every URL
+/// once, whichever process fetched or skipped it.
+pub async fn merged_report(
+    url: &RedisUrl,
+    json: bool,
+    list_skipped: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let frontier = Frontier::new(url.clone(), 1, Duration::ZERO);
+    if frontier.identity().await?.is_none() {
+        return Err(io::Error::other(format!("there is no crawl at {url}")));
+    }
+    let records = frontier.records().await?;
+    let status = frontier.status().await?;
+    let mut done = Vec::new();
+    let mut skipped = Vec::new();
+    for record in &records {
+        match parse_record(record) {
+            Some(Record::Fetched(stat)) => done.push(stat),
+            Some(Record::Skipped(skip)) => skipped.push(skip),
+            None => log::warn!("{url}: a record this crawler cannot read: {record}"),
+        }
+    }
+    done.sort_by(|a, b| a.url.cmp(&b.url));
+    skipped.sort_by(|a, b| a.url.cmp(&b.url));
+    let end_ms = if status.finished_ms > 0 {
+        status.finished_ms
+    } else {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, millis)
+    };
+    let crawl = Crawl {
+        done: &done,
+        skipped: &skipped,
+        secs: end_ms.saturating_sub(status.created_ms) as f64 / 1000.0,
+        max_tasks: status.workers as usize,
+        todo: status.pending as usize,
+        connections: 0,
+        interrupted: status.pending > 0,
+        robots: Vec::new(),
+        sitemaps: Vec::new(),
+    };
+    if !json {
+        return reporting::report_of(&crawl, list_skipped, out);
+    }
+    for stat in &done {
+        writeln!(out, "{}", reporting::json_line(stat))?;
+    }
+    for skip in &skipped {
+        writeln!(out, "{}", reporting::json_skipped(skip))?;
+    }
+    writeln!(
+        out,
+        "{}",
+        reporting::json_summary(&reporting::summary_of(&crawl))
+    )
+}
+// ANCHOR_END: merged
+
+enum Record {
+    Fetched(FetchStatistic),
+    Skipped(Skipped),
+}
+
+fn parse_record(record: &str) -> Option<Record> {
+    let v: serde_json::Value = serde_json::from_str(record).ok()?;
+    match v.get("skipped") {
+        Some(reason) => Some(Record::Skipped(Skipped {
+            url: v["url"].as_str()?.to_string(),
+            reason: SkipReason::from_name(reason.as_str()?)?,
+            from: v["from"].as_str().map(str::to_string),
+        })),
+        None => stat_from_json(&v).map(Record::Fetched),
+    }
+}
+
+/// Deletes every key of the crawl at `url`; how many there were.
+pub async fn clear(url: &RedisUrl) -> io::Result<usize> {
+    Frontier::new(url.clone(), 1, Duration::ZERO).clear().await
+}
