@@ -60,168 +60,178 @@ fn frontier(server: &RedisServer, name: &str) -> Frontier {
 #[test]
 fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
     let server = RedisServer::start();
-    Runtime::new().unwrap().block_on(async {
-        let f = frontier(&server, "c1");
-        assert_eq!(f.identity().await.unwrap(), None);
-        let roots = [link("http://h/"), link("http://h/b")];
-        assert_eq!(f.create("id-1", &settings(), &roots).await.unwrap(), None);
-        // A second process finds the crawl, and queues nothing.
-        let other = frontier(&server, "c1");
-        assert_eq!(
-            other.create("id-2", &settings(), &roots).await.unwrap(),
-            Some("id-1".into())
-        );
-        assert_eq!(other.identity().await.unwrap(), Some("id-1".into()));
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "c1");
+            assert_eq!(f.identity().await.unwrap(), None);
+            let roots = [link("http://h/"), link("http://h/b")];
+            assert_eq!(f.create("id-1", &settings(), &roots).await.unwrap(), None);
+            // A second process finds the crawl, and queues nothing.
+            let other = frontier(&server, "c1");
+            assert_eq!(
+                other.create("id-2", &settings(), &roots).await.unwrap(),
+                Some("id-1".into())
+            );
+            assert_eq!(other.identity().await.unwrap(), Some("id-1".into()));
 
-        // The host's rules are not known: one URL, then nothing.
-        let first = f.claim(10).await.unwrap();
-        assert_eq!(urls(&first), ["http://h/"]);
-        assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
+            // The host's rules are not known: one URL, then nothing.
+            let first = f.claim(10).await.unwrap();
+            assert_eq!(urls(&first), ["http://h/"]);
+            assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
 
-        // Completing it with its delay known (0) frees the host to two
-        // at once; its links join the seen set.
-        let lease = &work(first)[0];
-        let links = [link("http://h/b"), link("http://h/c"), link("http://h/d")];
-        let done = f
-            .complete(
-                "http://h/",
-                lease.token,
-                Some(Duration::ZERO),
-                &stat("http://h/"),
-                &links,
-            )
-            .await
-            .unwrap();
-        assert_eq!(
-            done,
-            Completed::Done {
-                new: 2,
-                seen: vec![Seen::Before, Seen::Queued, Seen::Queued]
-            }
-        );
-        let two = other.claim(10).await.unwrap();
-        assert_eq!(urls(&two), ["http://h/b", "http://h/c"]);
-        assert!(matches!(f.claim(10).await.unwrap(), Claim::Wait(_)));
-        for lease in work(two) {
-            let url: serde_json::Value = serde_json::from_str(&lease.work).unwrap();
-            let url = url["url"].as_str().unwrap();
-            other
-                .complete(url, lease.token, Some(Duration::ZERO), &stat(url), &[])
+            // Completing it with its delay known (0) frees the host to two
+            // at once; its links join the seen set.
+            let lease = &work(first)[0];
+            let links = [link("http://h/b"), link("http://h/c"), link("http://h/d")];
+            let done = f
+                .complete(
+                    "http://h/",
+                    lease.token,
+                    Some(Duration::ZERO),
+                    &stat("http://h/"),
+                    &links,
+                )
                 .await
                 .unwrap();
-        }
-        let last = work(f.claim(10).await.unwrap());
-        assert_eq!(last.len(), 1);
-        // Not finished while a URL is leased, though nothing is queued.
-        assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
-        f.complete("http://h/d", last[0].token, None, &stat("http://h/d"), &[])
-            .await
-            .unwrap();
-        assert_eq!(other.claim(10).await.unwrap(), Claim::Finished);
+            assert_eq!(
+                done,
+                Completed::Done {
+                    new: 2,
+                    seen: vec![Seen::Before, Seen::Queued, Seen::Queued]
+                }
+            );
+            let two = other.claim(10).await.unwrap();
+            assert_eq!(urls(&two), ["http://h/b", "http://h/c"]);
+            assert!(matches!(f.claim(10).await.unwrap(), Claim::Wait(_)));
+            for lease in work(two) {
+                let url: serde_json::Value = serde_json::from_str(&lease.work).unwrap();
+                let url = url["url"].as_str().unwrap();
+                other
+                    .complete(url, lease.token, Some(Duration::ZERO), &stat(url), &[])
+                    .await
+                    .unwrap();
+            }
+            let last = work(f.claim(10).await.unwrap());
+            assert_eq!(last.len(), 1);
+            // Not finished while a URL is leased, though nothing is queued.
+            assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
+            f.complete("http://h/d", last[0].token, None, &stat("http://h/d"), &[])
+                .await
+                .unwrap();
+            assert_eq!(other.claim(10).await.unwrap(), Claim::Finished);
 
-        // The report holds each URL once, with num_new_urls counted
-        // against the global seen set.
-        let mut records = f.records().await.unwrap();
-        records.sort();
-        assert_eq!(records.len(), 4);
-        let root: serde_json::Value = serde_json::from_str(&records[0]).unwrap();
-        assert_eq!(root["url"], "http://h/");
-        assert_eq!(root["num_new_urls"], 2);
-        assert_eq!(f.status().await.unwrap().pending, 0);
-        assert!(f.clear().await.unwrap() > 5);
-        assert_eq!(f.identity().await.unwrap(), None);
-    });
+            // The report holds each URL once, with num_new_urls counted
+            // against the global seen set.
+            let mut records = f.records().await.unwrap();
+            records.sort();
+            assert_eq!(records.len(), 4);
+            let root: serde_json::Value = serde_json::from_str(&records[0]).unwrap();
+            assert_eq!(root["url"], "http://h/");
+            assert_eq!(root["num_new_urls"], 2);
+            assert_eq!(f.status().await.unwrap().pending, 0);
+            assert!(f.clear().await.unwrap() > 5);
+            assert_eq!(f.identity().await.unwrap(), None);
+        })
+        .unwrap();
 }
 
 #[test]
 fn a_lease_that_runs_out_goes_back_and_its_holder_cannot_complete_it() {
     let server = RedisServer::start();
-    Runtime::new().unwrap().block_on(async {
-        let f = frontier(&server, "c2");
-        let short = Settings {
-            lease: Duration::from_millis(100),
-            robots: false,
-            ..settings()
-        };
-        f.create("id", &short, &[link("http://h/")]).await.unwrap();
-        let first = work(f.claim(1).await.unwrap());
-        // The time a lease lasts is what is tested here.
-        runtime::sleep(Duration::from_millis(150)).await;
-        let again = work(f.claim(1).await.unwrap());
-        assert_eq!(again[0].work, first[0].work);
-        assert_ne!(again[0].token, first[0].token);
-        assert_eq!(f.status().await.unwrap().expired, 1);
-        assert_eq!(
-            f.complete("http://h/", first[0].token, None, &stat("http://h/"), &[])
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "c2");
+            let short = Settings {
+                lease: Duration::from_millis(100),
+                robots: false,
+                ..settings()
+            };
+            f.create("id", &short, &[link("http://h/")]).await.unwrap();
+            let first = work(f.claim(1).await.unwrap());
+            // The time a lease lasts is what is tested here.
+            runtime::sleep(Duration::from_millis(150)).await;
+            let again = work(f.claim(1).await.unwrap());
+            assert_eq!(again[0].work, first[0].work);
+            assert_ne!(again[0].token, first[0].token);
+            assert_eq!(f.status().await.unwrap().expired, 1);
+            assert_eq!(
+                f.complete("http://h/", first[0].token, None, &stat("http://h/"), &[])
+                    .await
+                    .unwrap(),
+                Completed::Lost
+            );
+            // Renewed, it stays ours; released, it goes back at once.
+            let held = [("http://h/".to_string(), again[0].token)];
+            assert_eq!(f.renew(&held).await.unwrap(), 1);
+            assert_eq!(f.release(&held).await.unwrap(), 1);
+            let third = work(f.claim(1).await.unwrap());
+            f.complete("http://h/", third[0].token, None, &stat("http://h/"), &[])
                 .await
-                .unwrap(),
-            Completed::Lost
-        );
-        // Renewed, it stays ours; released, it goes back at once.
-        let held = [("http://h/".to_string(), again[0].token)];
-        assert_eq!(f.renew(&held).await.unwrap(), 1);
-        assert_eq!(f.release(&held).await.unwrap(), 1);
-        let third = work(f.claim(1).await.unwrap());
-        f.complete("http://h/", third[0].token, None, &stat("http://h/"), &[])
-            .await
-            .unwrap();
-        assert_eq!(f.claim(1).await.unwrap(), Claim::Finished);
-        assert_eq!(f.records().await.unwrap().len(), 1);
-    });
+                .unwrap();
+            assert_eq!(f.claim(1).await.unwrap(), Claim::Finished);
+            assert_eq!(f.records().await.unwrap().len(), 1);
+        })
+        .unwrap();
 }
 
 #[test]
 fn max_pages_counts_every_process_and_refused_urls_are_reported_once() {
     let server = RedisServer::start();
-    Runtime::new().unwrap().block_on(async {
-        let f = frontier(&server, "c3");
-        let capped = Settings {
-            max_pages: Some(2),
-            robots: false,
-            ..settings()
-        };
-        f.create("id", &capped, &[link("http://h/")]).await.unwrap();
-        let root = work(f.claim(1).await.unwrap());
-        let mut off = link("http://elsewhere/");
-        off.refused =
-            Some(r#"{"url":"http://elsewhere/","skipped":"off-host","from":"http://h/"}"#.into());
-        off.counts = false;
-        let links = [link("http://h/a"), link("http://h/b"), off.clone(), off];
-        let done = f
-            .complete("http://h/", root[0].token, None, &stat("http://h/"), &links)
-            .await
-            .unwrap();
-        assert_eq!(
-            done,
-            Completed::Done {
-                new: 2,
-                seen: vec![
-                    Seen::Queued,
-                    Seen::OverMaxPages,
-                    Seen::Refused,
-                    Seen::Before
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "c3");
+            let capped = Settings {
+                max_pages: Some(2),
+                robots: false,
+                ..settings()
+            };
+            f.create("id", &capped, &[link("http://h/")]).await.unwrap();
+            let root = work(f.claim(1).await.unwrap());
+            let mut off = link("http://elsewhere/");
+            off.refused = Some(
+                r#"{"url":"http://elsewhere/","skipped":"off-host","from":"http://h/"}"#.into(),
+            );
+            off.counts = false;
+            let links = [link("http://h/a"), link("http://h/b"), off.clone(), off];
+            let done = f
+                .complete("http://h/", root[0].token, None, &stat("http://h/"), &links)
+                .await
+                .unwrap();
+            assert_eq!(
+                done,
+                Completed::Done {
+                    new: 2,
+                    seen: vec![
+                        Seen::Queued,
+                        Seen::OverMaxPages,
+                        Seen::Refused,
+                        Seen::Before
+                    ]
+                }
+            );
+            let mut records: Vec<(String, String)> = f
+                .records()
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let v: serde_json::Value = serde_json::from_str(r).unwrap();
+                    let what = v.get("skipped").map_or("fetched".into(), |s| s.to_string());
+                    (v["url"].as_str().unwrap().to_string(), what)
+                })
+                .collect();
+            records.sort();
+            assert_eq!(
+                records,
+                [
+                    ("http://elsewhere/".into(), r#""off-host""#.into()),
+                    ("http://h/".into(), "fetched".into()),
+                    ("http://h/b".into(), r#""max-pages""#.into()),
                 ]
-            }
-        );
-        let mut records: Vec<(String, String)> = f
-            .records()
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| {
-                let v: serde_json::Value = serde_json::from_str(r).unwrap();
-                let what = v.get("skipped").map_or("fetched".into(), |s| s.to_string());
-                (v["url"].as_str().unwrap().to_string(), what)
-            })
-            .collect();
-        records.sort();
-        assert_eq!(
-            records,
-            [
-                ("http://elsewhere/".into(), r#""off-host""#.into()),
-                ("http://h/".into(), "fetched".into()),
-                ("http://h/b".into(), r#""max-pages""#.into()),
-            ]
-        );
-    });
+            );
+        })
+        .unwrap();
 }
