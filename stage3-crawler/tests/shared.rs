@@ -1,0 +1,342 @@
+//! `--frontier`: several crawler processes share one crawl through a real
+//! redis-server. The merged report must equal the report of one process
+//! crawling alone, exactly; the demo site's counters are the witness that
+//! no page was fetched twice (or, after a kill, only what the killed
+//! process held), and that the per-host cap holds summed over processes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use demo_site::{DemoSite, SiteConfig};
+use redis_client::RedisServer;
+
+/// Workers per process.
+const WORKERS: u64 = 3;
+
+/// A site slow enough for three processes to share: every response waits
+/// 5 ms.
+fn slow_site() -> DemoSite {
+    DemoSite::start(SiteConfig {
+        delay: Duration::from_millis(5),
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+fn crawler(extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+    command.args(["--report", "json", "--max-tasks", &WORKERS.to_string()]);
+    command.args(extra);
+    command
+}
+
+/// The options of every crawl here: the demo site's calendar is endless,
+/// three months are plenty.
+fn rules(site: &DemoSite) -> Vec<String> {
+    vec![site.url("/"), "--max-query-variants".into(), "3".into()]
+}
+
+/// The first process, with the roots.
+fn first(site: &DemoSite, frontier: &str, extra: &[&str]) -> Child {
+    let mut args: Vec<String> = rules(site);
+    args.extend(["--frontier".into(), frontier.into()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn(crawler(&args))
+}
+
+/// A process that joins, without roots or rules.
+fn joiner(frontier: &str, extra: &[&str]) -> Child {
+    let mut args = vec!["--frontier", frontier];
+    args.extend(extra);
+    spawn(crawler(&args))
+}
+
+fn spawn(mut command: Command) -> Child {
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finished(child: Child) -> Output {
+    let out = output(child);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The process's output once it exits; a process still running after two
+/// minutes is a hung crawl, killed and reported as such.
+fn output(child: Child) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    rx.recv_timeout(Duration::from_secs(120))
+        .unwrap_or_else(|_| {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("the crawler (pid {pid}) did not finish in two minutes")
+        })
+}
+
+/// A JSON report as (url, what): the status of a statistic, or the reason
+/// of a skipped URL. Each URL must be in it once.
+fn lines(out: &Output) -> BTreeSet<(String, String)> {
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    let mut seen = BTreeSet::new();
+    let mut lines = BTreeSet::new();
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v.get("summary").is_some() {
+            continue;
+        }
+        let url = v["url"].as_str().unwrap().to_string();
+        assert!(seen.insert(url.clone()), "{url} is in the report twice");
+        let what = match v.get("skipped") {
+            Some(reason) => reason.to_string(),
+            None => v["status"].to_string(),
+        };
+        lines.insert((url, what));
+    }
+    lines
+}
+
+/// The report of one process crawling alone, without a frontier.
+fn reference(site: &DemoSite) -> BTreeSet<(String, String)> {
+    let args = rules(site);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = crawler(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let want = lines(&out);
+    let key: BTreeSet<String> = site.expected().into_iter().map(|e| e.url).collect();
+    let fetched: BTreeSet<String> = want
+        .iter()
+        .filter(|(_, what)| !what.starts_with('"'))
+        .map(|(url, _)| url.clone())
+        .collect();
+    assert_eq!(fetched, key);
+    want
+}
+
+/// The whole crawl's report, merged from Redis.
+fn merged(frontier: &str) -> BTreeSet<(String, String)> {
+    let out = crawler(&["--frontier", frontier, "--report-only"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lines(&out)
+}
+
+/// Requests per path, robots.txt aside (each process reads it).
+fn pages_requested(site: &DemoSite) -> BTreeMap<String, u64> {
+    let mut per_path = site.counters().per_path;
+    per_path.remove("/robots.txt");
+    per_path
+}
+
+#[test]
+fn three_processes_share_one_crawl_and_fetch_each_page_once() {
+    let site = slow_site();
+    let want = reference(&site);
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("three").to_string();
+    let a = first(&site, &frontier, &[]);
+    let b = joiner(&frontier, &[]);
+    let c = joiner(&frontier, &[]);
+    let reports: Vec<BTreeSet<(String, String)>> =
+        [a, b, c].into_iter().map(|p| lines(&finished(p))).collect();
+
+    // Each URL is in one process's report, and together they are the crawl.
+    let mut union = BTreeSet::new();
+    for report in &reports {
+        for line in report {
+            assert!(union.insert(line.clone()), "{line:?} is in two reports");
+        }
+    }
+    assert_eq!(union, want);
+    assert_eq!(merged(&frontier), want);
+    // Each page was requested once, by whichever process took it.
+    let per_path = pages_requested(&site);
+    assert!(per_path.values().all(|&n| n == 1), "{per_path:?}");
+    assert!(site.counters().per_path["/robots.txt"] <= 3);
+    // The joiners did take part: the slow site leaves work for everyone.
+    assert!(
+        reports.iter().filter(|r| !r.is_empty()).count() >= 2,
+        "only one process fetched anything"
+    );
+}
+
+#[test]
+fn a_process_killed_mid_crawl_loses_nothing_the_others_finish_its_urls() {
+    let site = slow_site();
+    let want = reference(&site);
+    let total = site.counters().requests;
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("killed").to_string();
+    // Short leases, so that the killed process's URLs come back soon.
+    let lease = ["--lease", "1s"];
+    let a = first(&site, &frontier, &lease);
+    let mut b = joiner(&frontier, &[]);
+    let c = joiner(&frontier, &[]);
+    assert!(
+        site.wait_until(Duration::from_secs(30), |c| c.requests >= total / 3),
+        "the crawl never got a third of the way"
+    );
+    b.kill().unwrap(); // SIGKILL
+    b.wait().unwrap();
+    finished(a);
+    finished(c);
+    assert_eq!(merged(&frontier), want);
+    // At most what the killed process held was fetched again.
+    let per_path = pages_requested(&site);
+    let again: u64 = per_path.values().map(|n| n - 1).sum();
+    assert!(per_path.values().all(|&n| n <= 2), "{per_path:?}");
+    assert!(
+        again <= WORKERS,
+        "{again} pages were fetched again: {per_path:?}"
+    );
+}
+
+#[test]
+fn the_per_host_cap_holds_summed_over_processes() {
+    let site = slow_site();
+    let want = reference(&site);
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("capped").to_string();
+    let a = first(&site, &frontier, &["--per-host", "2"]);
+    let b = joiner(&frontier, &[]);
+    let c = joiner(&frontier, &[]);
+    for process in [a, b, c] {
+        finished(process);
+    }
+    assert_eq!(merged(&frontier), want);
+    // Three processes of three workers each, and never more than two
+    // requests at once on the site.
+    let peak = site.counters().peak_in_flight;
+    assert!(peak <= 2, "{peak} requests at once");
+}
+
+#[test]
+fn max_pages_is_counted_over_every_process() {
+    let site = slow_site();
+    let redis = RedisServer::start();
+    let frontier = redis.url("max-pages").to_string();
+    let a = first(&site, &frontier, &["--max-pages", "20"]);
+    let b = joiner(&frontier, &[]);
+    for process in [a, b] {
+        finished(process);
+    }
+    let merged = merged(&frontier);
+    let fetched = merged.iter().filter(|(_, w)| !w.starts_with('"')).count();
+    assert_eq!(fetched, 20, "{merged:?}");
+    assert!(merged.iter().any(|(_, w)| w == "\"max-pages\""));
+    assert_eq!(pages_requested(&site).values().sum::<u64>(), 20);
+}
+
+#[test]
+fn a_joiner_is_refused_for_an_explicit_option_that_differs_and_takes_the_others() {
+    let site = slow_site();
+    let redis = RedisServer::start();
+    let frontier = redis.url("rules").to_string();
+    finished(first(&site, &frontier, &["--per-host", "4"]));
+    let refused = crawler(&["--frontier", &frontier, "--per-host", "8"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--per-host is 8 here, 4 in the crawl"),
+        "{stderr}"
+    );
+    let other_roots = crawler(&[&site.url("/pages/a/"), "--frontier", &frontier])
+        .output()
+        .unwrap();
+    assert_eq!(other_roots.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&other_roots.stderr).contains("has other roots"));
+    // Without the option, it joins a crawl that is over: nothing to do.
+    site.reset_counters();
+    let joined = finished(joiner(&frontier, &[]));
+    assert!(lines(&joined).is_empty());
+    assert_eq!(site.counters().requests, 0);
+}
+
+#[test]
+fn unreachable_redis_missing_crawls_and_clear() {
+    let site = slow_site();
+    // Nothing listens on a stopped server's port.
+    let mut redis = RedisServer::start();
+    let frontier = redis.url("gone").to_string();
+    redis.kill();
+    let out = crawler(&[&site.url("/"), "--frontier", &frontier])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot connect to redis"), "{stderr}");
+    assert_eq!(site.counters().requests, 0);
+
+    let redis = RedisServer::start();
+    let frontier = redis.url("clear").to_string();
+    let missing = crawler(&["--frontier", &frontier, "--report-only"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("there is no crawl at"));
+    finished(first(&site, &frontier, &[]));
+    let cleared = crawler(&["--frontier", &frontier, "--frontier-clear"])
+        .output()
+        .unwrap();
+    assert_eq!(cleared.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&cleared.stderr).contains("Deleted the crawl at"));
+    let gone = crawler(&["--frontier", &frontier, "--report-only"])
+        .output()
+        .unwrap();
+    assert_eq!(gone.status.code(), Some(1));
+}
+
+#[test]
+fn redis_restarting_mid_crawl_costs_a_wait_and_redis_gone_stops_the_crawl() {
+    let site = slow_site();
+    let want = reference(&site);
+    let total = site.counters().requests;
+    site.reset_counters();
+    // A server that keeps its data across a restart.
+    let mut redis = RedisServer::start_with(true);
+    let frontier = redis.url("restart").to_string();
+    let a = first(&site, &frontier, &["--frontier-patience", "30s"]);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= total / 3));
+    redis.restart();
+    let out = finished(a);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is back"));
+    assert_eq!(merged(&frontier), want);
+
+    // Gone for good: the process stops, says so, and exits 1.
+    site.reset_counters();
+    let frontier = redis.url("lost").to_string();
+    let b = first(&site, &frontier, &["--frontier-patience", "1s"]);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= total / 3));
+    redis.kill();
+    let out = output(b);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("The crawl's state is in Redis: run the command again"),
+        "{stderr}"
+    );
+}
