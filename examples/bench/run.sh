@@ -12,13 +12,17 @@
 # machine: anything else running skews the numbers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# The fetch floor is curl fetching the crawl's URLs (--parallel).
-if ! command -v curl >/dev/null 2>&1; then
-  echo "bench: installing curl, for the fetch floor" >&2
+# The fetch floor is curl fetching the crawl's URLs (--parallel); the
+# shared-frontier rows run a redis-server.
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "bench: installing ${missing[*]}" >&2
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends curl >/dev/null
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 cargo build --release -p stage3-crawler
 cargo bench -p bench -- "$@"

@@ -12,6 +12,8 @@ pub enum Unit {
     Bytes,
     /// Millions of bytes.
     Megabytes,
+    /// A plain number (commands per URL).
+    Count,
 }
 
 impl Unit {
@@ -22,6 +24,7 @@ impl Unit {
             Unit::Nanos => format!("{value:.0} ns"),
             Unit::Bytes => format!("{value:.0} B"),
             Unit::Megabytes => format!("{:.1} MB", value / 1e6),
+            Unit::Count => format!("{value:.2}"),
         }
     }
 }

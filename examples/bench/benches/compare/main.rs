@@ -7,6 +7,7 @@
 //! the two sides round by round, and prints medians and ratios.
 
 mod comparator;
+mod frontier;
 mod tokio_micro;
 
 use std::collections::BTreeSet;
@@ -423,6 +424,12 @@ fn crawl_rows(
         Some(bin) => floor_rows(workload, &site, opts, me, bin, &expected, notes)?,
         None => Vec::new(),
     };
+    let shared = match &stage3 {
+        Some(bin) if workload.latency_bound_secs() > 0.0 => {
+            frontier::frontier_rows(workload, &site, opts, me, bin, &expected, notes)?
+        }
+        _ => Vec::new(),
+    };
     site.shutdown();
 
     let med = |runs: &[(Measured, f64)], f: fn(&(Measured, f64)) -> f64| {
@@ -491,6 +498,7 @@ fn crawl_rows(
     ];
     rows.extend(defaults);
     rows.extend(floor);
+    rows.extend(shared);
     Ok(rows)
 }
 

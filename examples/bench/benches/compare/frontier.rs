@@ -1,0 +1,237 @@
+//! The shared frontier (`--frontier`) on workload (b): one process on a
+//! frontier in a real redis-server against two and four, with the same
+//! workers in all (`max_tasks` split between them), and one process
+//! without a frontier; and what Redis costs per URL: its commands, and its
+//! own CPU time.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use bench::child::{self, Measured};
+use bench::crawl::{self, Visit, Workload};
+use bench::stats::median;
+use bench::table::{Row, Unit};
+use demo_site::DemoSite;
+use redis_client::RedisServer;
+
+use super::{CRAWL_LIMIT, Options, check, measure, on_path, stage3_crawl};
+
+/// Processes on one frontier; 0 is a crawl without one.
+const LAYOUTS: [usize; 4] = [0, 1, 2, 4];
+
+/// One crawl of a layout: wall time, CPU summed over its processes, and
+/// Redis's commands and CPU seconds during it.
+struct Run {
+    wall: f64,
+    cpu: f64,
+    commands: f64,
+    redis_cpu: f64,
+}
+
+// ANCHOR: frontier_rows
+/// The rows, or none (and a note) without `redis-server`.
+pub(super) fn frontier_rows(
+    workload: &Workload,
+    site: &DemoSite,
+    opts: &Options,
+    me: &Path,
+    bin: &Path,
+    expected: &BTreeSet<Visit>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Row>, String> {
+    if on_path("redis-server").is_none() {
+        notes.push("the shared frontier was not measured: redis-server is not installed".into());
+        return Ok(Vec::new());
+    }
+    let redis = RedisServer::start();
+    let mut runs: Vec<Vec<Run>> = LAYOUTS.iter().map(|_| Vec::new()).collect();
+    let mut crawl = 0;
+    for round in 0..opts.rounds {
+        // A different layout goes first each round.
+        for i in (0..LAYOUTS.len()).map(|i| (i + round) % LAYOUTS.len()) {
+            crawl += 1;
+            let name = format!("bench-{crawl}");
+            let run = run_layout(LAYOUTS[i], &redis, &name, workload, site, me, bin, expected)?;
+            println!(
+                "  round {}: {:<24} {:.3} s wall {:.3} s CPU, redis: {:.1} commands/URL",
+                round + 1,
+                layout_name(LAYOUTS[i], workload.max_tasks),
+                run.wall,
+                run.cpu,
+                run.commands / expected.len() as f64
+            );
+            runs[i].push(run);
+        }
+    }
+    let med = |i: usize, f: fn(&Run) -> f64| median(&runs[i].iter().map(f).collect::<Vec<_>>());
+    let (k, title) = (workload.key, workload.title);
+    let urls = expected.len() as f64;
+    let mut rows = vec![Row {
+        what: format!("({k}) {title}, one process on a shared frontier: wall time (against none)"),
+        unit: Unit::Secs,
+        ours: med(1, |r| r.wall),
+        theirs: med(0, |r| r.wall),
+        target: None,
+    }];
+    for (i, &processes) in LAYOUTS.iter().enumerate().skip(2) {
+        rows.push(Row {
+            what: format!(
+                "({k}) {title}, {}: wall time (against one process of {})",
+                layout_name(processes, workload.max_tasks),
+                workload.max_tasks
+            ),
+            unit: Unit::Secs,
+            ours: med(i, |r| r.wall),
+            theirs: med(1, |r| r.wall),
+            target: None,
+        });
+    }
+    rows.push(Row {
+        what: format!("({k}) {title}, one process on a shared frontier: CPU time (against none)"),
+        unit: Unit::Secs,
+        ours: med(1, |r| r.cpu),
+        theirs: med(0, |r| r.cpu),
+        target: None,
+    });
+    rows.push(Row {
+        what: format!("({k}) shared frontier, one process: Redis commands per URL"),
+        unit: Unit::Count,
+        ours: med(1, |r| r.commands).map(|c| c / urls),
+        theirs: None,
+        target: None,
+    });
+    rows.push(Row {
+        what: format!("({k}) shared frontier, one process: Redis's CPU per URL"),
+        unit: Unit::Nanos,
+        ours: med(1, |r| r.redis_cpu).map(|c| c * 1e9 / urls),
+        theirs: None,
+        target: None,
+    });
+    Ok(rows)
+}
+// ANCHOR_END: frontier_rows
+
+fn layout_name(processes: usize, max_tasks: usize) -> String {
+    match processes {
+        0 => "no frontier".into(),
+        1 => "1 process".into(),
+        n => format!("{n} processes of {}", max_tasks / n),
+    }
+}
+
+/// Crawls the site with `processes` processes on the frontier `name`
+/// (none at all for 0), all started at once, and checks the whole crawl's
+/// report against the site's answer key.
+#[allow(clippy::too_many_arguments)]
+fn run_layout(
+    processes: usize,
+    redis: &RedisServer,
+    name: &str,
+    workload: &Workload,
+    site: &DemoSite,
+    me: &Path,
+    bin: &Path,
+    expected: &BTreeSet<Visit>,
+) -> Result<Run, String> {
+    let frontier = redis.url(name).to_string();
+    let root = site.url("/");
+    let total = workload.max_tasks.to_string();
+    let each = (workload.max_tasks / processes.max(1)).to_string();
+    let before = redis_info(redis.addr())?;
+    let started = Instant::now();
+    let children: Vec<_> = (0..processes.max(1))
+        .map(|_| {
+            let mut command = measure(me, bin);
+            // Every process names the roots: the first creates the crawl,
+            // the others join it at once (a joiner without roots polls).
+            stage3_crawl(&mut command, &root, &each).args([
+                "--per-host",
+                &total,
+                "--ignore-robots",
+            ]);
+            if processes > 0 {
+                command.args(["--frontier", &frontier]);
+            }
+            std::thread::spawn(move || child::run(&mut command, CRAWL_LIMIT))
+        })
+        .collect();
+    let mut measured: Vec<Measured> = Vec::new();
+    for child in children {
+        let run = child
+            .join()
+            .map_err(|_| "a crawl's thread panicked".to_string())?
+            .map_err(|e| format!("stage 3 on a shared frontier failed: {e}"))?;
+        measured.push(run);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let after = redis_info(redis.addr())?;
+    let report = if processes == 0 {
+        measured
+            .first()
+            .map(|m| m.stdout.clone())
+            .unwrap_or_default()
+    } else {
+        merged_report(bin, &frontier)?
+    };
+    let crawled = crawl::parse_stage3_json(&report)?;
+    check("stage 3 on a shared frontier", &crawled.visits, expected)?;
+    Ok(Run {
+        wall,
+        cpu: measured.iter().map(|m| m.usage.cpu.as_secs_f64()).sum(),
+        commands: after.0 - before.0,
+        redis_cpu: after.1 - before.1,
+    })
+}
+
+fn merged_report(bin: &Path, frontier: &str) -> Result<String, String> {
+    let out = Command::new(bin)
+        .args(["--frontier", frontier, "--report-only", "--report", "json"])
+        .output()
+        .map_err(|e| format!("stage 3 --report-only: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "stage 3 --report-only failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("stage 3 --report-only: {e}"))
+}
+
+/// Redis's count of commands processed, and its CPU seconds (user plus
+/// system), from `INFO`. The `INFO` itself counts as one command.
+fn redis_info(addr: SocketAddr) -> Result<(f64, f64), String> {
+    let fail = |e: std::io::Error| format!("redis INFO: {e}");
+    let mut stream = TcpStream::connect(addr).map_err(fail)?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(fail)?;
+    stream.write_all(b"INFO\r\n").map_err(fail)?;
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    // `$LEN\r\n` then LEN bytes and `\r\n`.
+    loop {
+        let n = stream.read(&mut chunk).map_err(fail)?;
+        if n == 0 {
+            return Err("redis INFO: the connection closed".into());
+        }
+        reply.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&reply);
+        if let Some((head, body)) = text.split_once("\r\n")
+            && let Ok(len) = head.trim_start_matches('$').parse::<usize>()
+            && body.len() >= len
+        {
+            let field = |name: &str| {
+                body.lines()
+                    .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            let cpu = field("used_cpu_sys") + field("used_cpu_user");
+            return Ok((field("total_commands_processed"), cpu));
+        }
+    }
+}
