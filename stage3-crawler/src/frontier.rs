@@ -220,7 +220,6 @@ impl Frontier {
         }
     }
 
-    // ANCHOR: claim
     /// Takes up to `n` URLs under a lease.
     pub async fn claim(&self, n: usize) -> io::Result<Claim> {
         let n = n.to_string();
@@ -256,7 +255,6 @@ impl Frontier {
             _ => Err(unexpected("claim")),
         }
     }
-    // ANCHOR_END: claim
 
     /// Completes the leased `url`: records it, queues the new `links`, and
     /// frees its host's slot, starting the host's `delay` if this process

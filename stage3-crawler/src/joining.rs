@@ -310,7 +310,6 @@ fn refuse_conflicts(
     )))
 }
 
-// ANCHOR: merged
 /// Prints the report of the whole shared crawl, from Redis: every URL
 /// once, whichever process fetched or skipped it.
 pub async fn merged_report(
@@ -369,7 +368,6 @@ pub async fn merged_report(
         reporting::json_summary(&reporting::summary_of(&crawl))
     )
 }
-// ANCHOR_END: merged
 
 enum Record {
     Fetched(FetchStatistic),

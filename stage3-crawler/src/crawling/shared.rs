@@ -25,8 +25,13 @@ use crate::politeness::host_key;
 use crate::reporting::{json_line, json_skipped};
 use crate::skipped::{SkipReason, Skipped};
 
-/// The longest a feeder waits before asking for work again: other
-/// processes queue URLs without telling this one.
+/// How long a feeder with nothing to do waits before asking again, at
+/// first and at most: other processes queue URLs without telling this one.
+/// The wait doubles while there is nothing, so that an idle process costs
+/// Redis little, and starts short again once there is work, so that a
+/// process that just joined (or whose host just came free) is not left
+/// idle long.
+const MIN_POLL: Duration = Duration::from_millis(2);
 const MAX_POLL: Duration = Duration::from_millis(250);
 
 /// This process's part in a shared crawl.
@@ -92,6 +97,7 @@ impl Crawler {
     /// Claims URLs from the frontier for this process's workers until the
     /// whole crawl is over, or Redis is lost for good.
     pub(super) async fn feed(&self, shared: &Shared) -> io::Result<()> {
+        let mut poll = MIN_POLL;
         loop {
             let free = self
                 .config
@@ -105,6 +111,7 @@ impl Crawler {
             match shared.frontier.claim(free).await? {
                 Claim::Finished => return Ok(()),
                 Claim::Work(leased) => {
+                    poll = MIN_POLL;
                     for leased in leased {
                         let work = self.leased_work(&leased.work, leased.token)?;
                         shared
@@ -115,7 +122,8 @@ impl Crawler {
                     }
                 }
                 Claim::Wait(wait) => {
-                    let wait = runtime::sleep(wait.min(MAX_POLL));
+                    let wait = runtime::sleep(wait.min(poll));
+                    poll = (poll * 2).min(MAX_POLL);
                     if let Either::Left(()) = runtime::select(shared.freed.get(), wait).await {
                         shared.freed.put_nowait(()); // drained above, next turn
                     }

@@ -28,6 +28,7 @@ const LAYOUTS: [usize; 4] = [0, 1, 2, 4];
 struct Run {
     wall: f64,
     cpu: f64,
+    round_trips: f64,
     commands: f64,
     redis_cpu: f64,
 }
@@ -57,11 +58,13 @@ pub(super) fn frontier_rows(
             let name = format!("bench-{crawl}");
             let run = run_layout(LAYOUTS[i], &redis, &name, workload, site, me, bin, expected)?;
             println!(
-                "  round {}: {:<24} {:.3} s wall {:.3} s CPU, redis: {:.1} commands/URL",
+                "  round {}: {:<24} {:.3} s wall {:.3} s CPU, redis: {:.2} round trips \
+                 and {:.1} commands per URL",
                 round + 1,
                 layout_name(LAYOUTS[i], workload.max_tasks),
                 run.wall,
                 run.cpu,
+                run.round_trips / expected.len() as f64,
                 run.commands / expected.len() as f64
             );
             runs[i].push(run);
@@ -98,7 +101,16 @@ pub(super) fn frontier_rows(
         target: None,
     });
     rows.push(Row {
-        what: format!("({k}) shared frontier, one process: Redis commands per URL"),
+        what: format!("({k}) shared frontier, one process: Redis round trips (scripts) per URL"),
+        unit: Unit::Count,
+        ours: med(1, |r| r.round_trips).map(|c| c / urls),
+        theirs: None,
+        target: None,
+    });
+    rows.push(Row {
+        what: format!(
+            "({k}) shared frontier, one process: Redis commands per URL, scripts' included"
+        ),
         unit: Unit::Count,
         ours: med(1, |r| r.commands).map(|c| c / urls),
         theirs: None,
@@ -182,8 +194,9 @@ fn run_layout(
     Ok(Run {
         wall,
         cpu: measured.iter().map(|m| m.usage.cpu.as_secs_f64()).sum(),
-        commands: after.0 - before.0,
-        redis_cpu: after.1 - before.1,
+        round_trips: after.round_trips - before.round_trips,
+        commands: after.commands - before.commands,
+        redis_cpu: after.cpu - before.cpu,
     })
 }
 
@@ -201,15 +214,24 @@ fn merged_report(bin: &Path, frontier: &str) -> Result<String, String> {
     String::from_utf8(out.stdout).map_err(|e| format!("stage 3 --report-only: {e}"))
 }
 
-/// Redis's count of commands processed, and its CPU seconds (user plus
-/// system), from `INFO`. The `INFO` itself counts as one command.
-fn redis_info(addr: SocketAddr) -> Result<(f64, f64), String> {
+/// What Redis's `INFO` says of the work done so far.
+struct Info {
+    /// Scripts run, each one round trip.
+    round_trips: f64,
+    /// Every command, the ones scripts ran included.
+    commands: f64,
+    /// User plus system CPU seconds.
+    cpu: f64,
+}
+
+/// Redis's counters, from `INFO all`.
+fn redis_info(addr: SocketAddr) -> Result<Info, String> {
     let fail = |e: std::io::Error| format!("redis INFO: {e}");
     let mut stream = TcpStream::connect(addr).map_err(fail)?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(fail)?;
-    stream.write_all(b"INFO\r\n").map_err(fail)?;
+    stream.write_all(b"INFO all\r\n").map_err(fail)?;
     let mut reply = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     // `$LEN\r\n` then LEN bytes and `\r\n`.
@@ -230,8 +252,24 @@ fn redis_info(addr: SocketAddr) -> Result<(f64, f64), String> {
                     .and_then(|v| v.trim().parse::<f64>().ok())
                     .unwrap_or(0.0)
             };
-            let cpu = field("used_cpu_sys") + field("used_cpu_user");
-            return Ok((field("total_commands_processed"), cpu));
+            // `cmdstat_evalsha:calls=12,usec=...`: how often each command ran.
+            let calls = |name: &str| {
+                body.lines()
+                    .find_map(|line| line.strip_prefix(&format!("cmdstat_{name}:calls=")))
+                    .and_then(|rest| rest.split(',').next())
+                    .and_then(|n| n.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            let commands = field("total_commands_processed");
+            // A script's own commands count in their names' totals (hget,
+            // zadd, ...), so the round trips are the scripts' calls: all
+            // but a few one-off commands per process.
+            let round_trips = calls("evalsha") + calls("eval");
+            return Ok(Info {
+                round_trips,
+                commands,
+                cpu: field("used_cpu_sys") + field("used_cpu_user"),
+            });
         }
     }
 }
