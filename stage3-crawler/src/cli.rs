@@ -265,8 +265,9 @@ Every option is also accepted with underscores, as the chapter spells them
 (--max_redirect, --max_tries, --max_tasks, ...).
 
 Exit status: 0 when the crawl completed (even if some pages failed), 1 when
-no root could be fetched or the --warc file could not be written, 2 on a
-usage error, 130 when interrupted by Ctrl-C.
+no root could be fetched, the --warc file could not be written or the
+--frontier's Redis was lost, 2 on a usage error, 130 when interrupted by
+Ctrl-C.
 
 Certificates are always verified, against the bundled Mozilla roots and
 any --ca-file; a certificate that fails is a statistic, not a fatal error.
@@ -276,7 +277,11 @@ While it runs, `kill -USR1 PID` prints its task table to stderr.
 Examples:
   stage3-crawler                               crawl the built-in demo site
   stage3-crawler xkcd.com --max-tasks 20       crawl xkcd.com (http, then https)
-  stage3-crawler http://localhost:8000/ --exclude '\\.pdf$' --report json";
+  stage3-crawler http://localhost:8000/ --exclude '\\.pdf$' --report json
+  stage3-crawler example.org --frontier redis://127.0.0.1:6379/crawl1
+                                               crawl example.org, shared in Redis
+  stage3-crawler --frontier redis://127.0.0.1:6379/crawl1
+                                               join that crawl (on any machine)";
 
 /// `--report`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -1026,6 +1031,34 @@ mod tests {
             &["c", "--user-agent", "bot\r\nX-Injected: 1"],
             &["c", "--user-agent", "b\u{f6}t"],
             &["c", "--max-depth", "-1"],
+            &["c", "--frontier", "http://127.0.0.1:6379/crawl"],
+            &["c", "--frontier", "redis://127.0.0.1:6379/"],
+            &["c", "--frontier", "redis://127.0.0.1:6379/a/b"],
+            &[
+                "c",
+                "--frontier",
+                "redis://127.0.0.1:6379/c",
+                "--state",
+                "dir",
+            ],
+            &[
+                "c",
+                "--frontier",
+                "redis://127.0.0.1:6379/c",
+                "--max-depth",
+                "2",
+            ],
+            &["c", "--frontier", "redis://127.0.0.1:6379/c", "--sitemaps"],
+            &["c", "--report-only"],
+            &["c", "--frontier-clear"],
+            &[
+                "c",
+                "--frontier",
+                "redis://h/c",
+                "--report-only",
+                "--frontier-clear",
+            ],
+            &["c", "--lease", "0s"],
         ] {
             let err = Args::try_parse_from(bad).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{bad:?}: {err}");
