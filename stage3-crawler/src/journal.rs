@@ -537,7 +537,7 @@ fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
 
 /// A statistic as the journal keeps it: the report's fields, with the
 /// exception's kind beside its message.
-fn stat_json(stat: &FetchStatistic) -> Value {
+pub(crate) fn stat_json(stat: &FetchStatistic) -> Value {
     json!({
         "url": stat.url,
         "next_url": stat.next_url,

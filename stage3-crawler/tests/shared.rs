@@ -110,12 +110,18 @@ fn lines(out: &Output) -> BTreeSet<(String, String)> {
 }
 
 /// The report of one process crawling alone, without a frontier.
-fn reference(site: &DemoSite) -> BTreeSet<(String, String)> {
+fn lone_crawl(site: &DemoSite) -> BTreeSet<(String, String)> {
     let args = rules(site);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = crawler(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let want = lines(&out);
+    lines(&out)
+}
+
+/// The report of one process crawling alone, checked against the demo
+/// site's answer key.
+fn reference(site: &DemoSite) -> BTreeSet<(String, String)> {
+    let want = lone_crawl(site);
     let key: BTreeSet<String> = site.expected().into_iter().map(|e| e.url).collect();
     let fetched: BTreeSet<String> = want
         .iter()
@@ -339,4 +345,73 @@ fn redis_restarting_mid_crawl_costs_a_wait_and_redis_gone_stops_the_crawl() {
         stderr.contains("The crawl's state is in Redis: run the command again"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_crawl_delay_holds_across_processes() {
+    let delay = Duration::from_millis(30);
+    let site = DemoSite::start(SiteConfig {
+        pages: 3,
+        polite: true,
+        crawl_delay: Some(delay),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    // The polite site's traps go deeper than its answer key with these
+    // options; what matters is that the shared crawl makes the same crawl.
+    let want = lone_crawl(&site);
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("delay").to_string();
+    let a = first(&site, &frontier, &[]);
+    let b = joiner(&frontier, &[]);
+    for process in [a, b] {
+        finished(process);
+    }
+    assert_eq!(merged(&frontier), want);
+    let counters = site.counters();
+    // One request at a time to the host, over both processes, and each
+    // starts at least the delay after the one before.
+    assert_eq!(counters.peak_in_flight, 1);
+    for pair in counters.request_log.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(
+            gap >= delay,
+            "{gap:?} between {} and {}",
+            pair[0].1,
+            pair[1].1
+        );
+    }
+    assert!(counters.per_path["/robots.txt"] <= 2);
+}
+
+#[test]
+fn ctrl_c_gives_a_process_s_urls_back_and_the_others_finish_them() {
+    let site = slow_site();
+    let want = reference(&site);
+    let total = site.counters().requests;
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("ctrl-c").to_string();
+    let a = first(&site, &frontier, &[]);
+    let b = joiner(&frontier, &[]);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= total / 3));
+    let interrupted = Command::new("kill")
+        .args(["-INT", &b.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let out = output(b);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    finished(a);
+    assert_eq!(merged(&frontier), want);
+    // What it held went back at once, not after its leases (30 s) ran out,
+    // and was fetched again at most once.
+    let per_path = pages_requested(&site);
+    assert!(per_path.values().all(|&n| n <= 2), "{per_path:?}");
 }

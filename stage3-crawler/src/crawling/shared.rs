@@ -21,8 +21,9 @@ use url::Url;
 
 use super::{Crawler, Found, Next, Work};
 use crate::frontier::{Claim, Completed, Frontier, Link, Seen};
+use crate::journal::stat_json;
 use crate::politeness::host_key;
-use crate::reporting::{json_line, json_skipped};
+use crate::reporting::json_skipped;
 use crate::skipped::{SkipReason, Skipped};
 
 /// How long a feeder with nothing to do waits before asking again, at
@@ -218,7 +219,11 @@ impl Crawler {
                 self.link(url, &from, *redirects, *depth, *counts)
             })
             .unzip();
-        let Some((new, seen)) = self.complete(work, &json_line(&stat), &links).await else {
+        // The journal's form of a statistic, which keeps the exception's
+        // kind (the report's JSON has only its message): the merged report
+        // counts failures by kind.
+        let record = stat_json(&stat).to_string();
+        let Some((new, seen)) = self.complete(work, &record, &links).await else {
             return;
         };
         stat.num_new_urls = new;
