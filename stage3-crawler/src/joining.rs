@@ -326,11 +326,15 @@ pub async fn merged_report(
     let status = frontier.status().await?;
     let mut done = Vec::new();
     let mut skipped = Vec::new();
+    let mut unreadable = 0;
     for record in &records {
         match parse_record(record) {
             Some(Record::Fetched(stat)) => done.push(stat),
             Some(Record::Skipped(skip)) => skipped.push(skip),
-            None => log::warn!("{url}: a record this crawler cannot read: {record}"),
+            None => {
+                log::error!("{url}: a record this crawler cannot read: {record}");
+                unreadable += 1;
+            }
         }
     }
     done.sort_by(|a, b| a.url.cmp(&b.url));
@@ -353,20 +357,25 @@ pub async fn merged_report(
         robots: Vec::new(),
         sitemaps: Vec::new(),
     };
-    if !json {
-        return reporting::report_of(&crawl, list_skipped, out);
+    if json {
+        for stat in &done {
+            writeln!(out, "{}", reporting::json_line(stat))?;
+        }
+        for skip in &skipped {
+            writeln!(out, "{}", reporting::json_skipped(skip))?;
+        }
+        let summary = reporting::summary_of(&crawl);
+        writeln!(out, "{}", reporting::json_summary(&summary))?;
+    } else {
+        reporting::report_of(&crawl, list_skipped, out)?;
     }
-    for stat in &done {
-        writeln!(out, "{}", reporting::json_line(stat))?;
+    // The report is short of these URLs: say so in the exit status too.
+    if unreadable > 0 {
+        return Err(io::Error::other(format!(
+            "{unreadable} records of the crawl could not be read, and are not in the report"
+        )));
     }
-    for skip in &skipped {
-        writeln!(out, "{}", reporting::json_skipped(skip))?;
-    }
-    writeln!(
-        out,
-        "{}",
-        reporting::json_summary(&reporting::summary_of(&crawl))
-    )
+    Ok(())
 }
 
 enum Record {
