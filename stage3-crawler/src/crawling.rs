@@ -885,6 +885,13 @@ impl Crawler {
     /// Why a link may not be followed, if it may not: excluded, not http or
     /// https, not on one of the roots' hosts, or a trap.
     pub fn refusal(&self, url: &Url) -> Option<SkipReason> {
+        self.refusal_of_url(url)
+            .or_else(|| self.traps.check_variants(url))
+    }
+
+    /// The rules that look at nothing but the URL: all of them but the
+    /// count of query strings per path, which depends on what was queued.
+    fn refusal_of_url(&self, url: &Url) -> Option<SkipReason> {
         if let Some(exclude) = &self.config.exclude
             && exclude.is_match(url.as_str())
         {
@@ -896,7 +903,7 @@ impl Crawler {
         if !self.hosts.host_okay(url) {
             return Some(SkipReason::OffHost);
         }
-        self.traps.check(url)
+        self.traps.check_shape(url)
     }
 
     /// Whether a link may be followed.

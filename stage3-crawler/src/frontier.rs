@@ -17,6 +17,7 @@
 //!   their next request may start; `busy`, `delay` and `next`: each host's
 //!   requests in flight, its delay once known, and when its delay ends;
 //! - `leases` and `held`: every URL taken, with its deadline and holder;
+//! - `variants`: how many query strings each path has had queued;
 //! - `report`: every URL's record, a statistic or a skipped URL, as JSON;
 //! - `tokens` and `expired`: counters of leases given and run out.
 
@@ -60,6 +61,8 @@ pub struct Settings {
     pub delay: Duration,
     /// How long a URL stays leased without a renewal.
     pub lease: Duration,
+    /// `--max-query-variants`, for the whole crawl.
+    pub max_query_variants: usize,
 }
 
 /// A URL offered to the shared seen set: queued if nobody saw it before.
@@ -71,11 +74,19 @@ pub struct Link {
     pub host: String,
     /// The work to queue, as JSON.
     pub work: String,
-    /// Its skipped record, if this process's rules refuse it.
+    /// Its skipped record, if the rules that look only at the URL refuse
+    /// it (host, `--exclude`, length, repeated segments).
     pub refused: Option<String>,
+    /// Its path, if it has a query: what `--max-query-variants` counts.
+    pub variant: Option<String>,
+    /// Its skipped record, should its path have had its fill of queries.
+    pub too_many_variants: String,
+    /// Its skipped record, if robots.txt disallows it (as far as this
+    /// process knows).
+    pub robots: Option<String>,
     /// Its skipped record, should `--max-pages` be reached.
     pub over_max_pages: String,
-    /// Whether it counts in the page's `num_new_urls`.
+    /// Whether it is a page's link, which counts in the page's `num_urls`.
     pub counts: bool,
 }
 
@@ -86,9 +97,14 @@ pub enum Seen {
     Before,
     /// Queued.
     Queued,
-    /// New, and refused: its skipped record is in the report.
+    /// New, and refused by the rules that look only at the URL: its
+    /// skipped record is in the report.
     Refused,
-    /// New, and over `--max-pages`: its skipped record is in the report.
+    /// New, and its path had its fill of queries.
+    QueryVariants,
+    /// New, and disallowed by robots.txt.
+    Robots,
+    /// New, and over `--max-pages`.
     OverMaxPages,
 }
 
@@ -120,9 +136,11 @@ pub enum Completed {
     /// The lease ran out before: the URL went back to the queue, and
     /// whoever takes it next reports it.
     Lost,
-    /// Recorded. How many of the links were new, and what became of each.
+    /// Recorded. The page's link counts, and what became of each link.
     Done {
-        /// Links that passed the rules and nobody had seen.
+        /// The page's links that the rules let through: its `num_urls`.
+        urls: usize,
+        /// Those that nobody had seen: its `num_new_urls`.
         new: usize,
         /// Each link's fate, in order.
         seen: Vec<Seen>,
@@ -207,6 +225,7 @@ impl Frontier {
             u8::from(settings.robots).to_string(),
             settings.delay.as_millis().to_string(),
             settings.lease.as_millis().max(1).to_string(),
+            settings.max_query_variants.to_string(),
         ];
         let mut args: Vec<&[u8]> = vec![identity.as_bytes()];
         args.extend(numbers.iter().map(|n| n.as_bytes()));
@@ -281,13 +300,14 @@ impl Frontier {
             .iter()
             .map(|f| f.as_integer().ok_or_else(|| unexpected("complete")))
             .collect::<io::Result<_>>()?;
-        match codes.split_first() {
-            Some((-1, _)) => Ok(Completed::Lost),
-            Some((&new, codes)) => Ok(Completed::Done {
-                new: new.max(0) as usize,
+        match codes.as_slice() {
+            [-1, ..] => Ok(Completed::Lost),
+            [urls, new, codes @ ..] => Ok(Completed::Done {
+                urls: (*urls).max(0) as usize,
+                new: (*new).max(0) as usize,
                 seen: codes.iter().map(|&c| seen_code(c)).collect(),
             }),
-            None => Err(unexpected("complete")),
+            _ => Err(unexpected("complete")),
         }
     }
 
@@ -501,6 +521,9 @@ fn push_links<'a>(args: &mut Vec<&'a [u8]>, links: &'a [Link]) {
         args.push(link.host.as_bytes());
         args.push(link.work.as_bytes());
         args.push(link.refused.as_deref().unwrap_or("").as_bytes());
+        args.push(link.variant.as_deref().unwrap_or("").as_bytes());
+        args.push(link.too_many_variants.as_bytes());
+        args.push(link.robots.as_deref().unwrap_or("").as_bytes());
         args.push(link.over_max_pages.as_bytes());
         args.push(if link.counts { b"1" } else { b"0" });
     }
@@ -511,6 +534,8 @@ fn seen_code(code: i64) -> Seen {
         1 => Seen::Queued,
         2 => Seen::Refused,
         3 => Seen::OverMaxPages,
+        4 => Seen::QueryVariants,
+        5 => Seen::Robots,
         _ => Seen::Before,
     }
 }

@@ -185,6 +185,7 @@ impl Rules {
             robots: !self.ignore_robots,
             delay: Duration::from_millis(self.delay_ms),
             lease: Duration::from_millis(self.lease_ms),
+            max_query_variants: self.max_query_variants as usize,
         }
     }
 }

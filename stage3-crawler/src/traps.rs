@@ -61,12 +61,24 @@ impl Traps {
 
     /// Which rule `url` breaks, if any.
     pub fn check(&self, url: &Url) -> Option<SkipReason> {
+        self.check_shape(url).or_else(|| self.check_variants(url))
+    }
+
+    /// Which rule the URL itself breaks, whatever was queued before: too
+    /// long, or a path segment repeated too often.
+    pub fn check_shape(&self, url: &Url) -> Option<SkipReason> {
         if url.as_str().len() > self.limits.max_url_length {
             return Some(SkipReason::UrlTooLong);
         }
         if most_repeated_segment(url) > self.limits.max_path_repetition {
             return Some(SkipReason::PathRepetition);
         }
+        None
+    }
+
+    /// Whether `url`'s path has had its fill of query strings queued. A
+    /// shared crawl counts these in Redis instead ([`variant_key`]).
+    pub fn check_variants(&self, url: &Url) -> Option<SkipReason> {
         let full = url.query().is_some()
             && self
                 .variants
@@ -92,6 +104,12 @@ impl Traps {
 // ANCHOR_END: traps
 
 /// The URL up to the end of its path: the same page, whatever its query.
+/// What `--max-query-variants` counts `url` under: its path (scheme, host
+/// and port included), if it has a query.
+pub fn variant_key(url: &Url) -> Option<&str> {
+    url.query().map(|_| path_key(url))
+}
+
 fn path_key(url: &Url) -> &str {
     &url[..Position::AfterPath]
 }

@@ -15,6 +15,7 @@ fn settings() -> Settings {
         robots: true,
         delay: Duration::ZERO,
         lease: Duration::from_secs(60),
+        max_query_variants: 1000,
     }
 }
 
@@ -24,13 +25,16 @@ fn link(url: &str) -> Link {
         host: "h:80".into(),
         work: format!(r#"{{"url":"{url}"}}"#),
         refused: None,
+        variant: None,
+        too_many_variants: format!(r#"{{"url":"{url}","skipped":"query-variants","from":null}}"#),
+        robots: None,
         over_max_pages: format!(r#"{{"url":"{url}","skipped":"max-pages","from":null}}"#),
         counts: true,
     }
 }
 
 fn stat(url: &str) -> String {
-    format!(r#"{{"url":"{url}","status":200,"num_new_urls":0}}"#)
+    format!(r#"{{"url":"{url}","status":200,"num_urls":0,"num_new_urls":0}}"#)
 }
 
 fn urls(claim: &Claim) -> Vec<String> {
@@ -97,6 +101,7 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
             assert_eq!(
                 done,
                 Completed::Done {
+                    urls: 3,
                     new: 2,
                     seen: vec![Seen::Before, Seen::Queued, Seen::Queued]
                 }
@@ -203,6 +208,7 @@ fn max_pages_counts_every_process_and_refused_urls_are_reported_once() {
             assert_eq!(
                 done,
                 Completed::Done {
+                    urls: 2,
                     new: 2,
                     seen: vec![
                         Seen::Queued,
@@ -231,6 +237,69 @@ fn max_pages_counts_every_process_and_refused_urls_are_reported_once() {
                     ("http://h/".into(), "fetched".into()),
                     ("http://h/b".into(), r#""max-pages""#.into()),
                 ]
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn query_variants_are_counted_over_the_whole_crawl_and_robots_refusals_reported() {
+    let server = RedisServer::start();
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "c4");
+            let two = Settings {
+                max_query_variants: 2,
+                robots: false,
+                ..settings()
+            };
+            f.create("id", &two, &[link("http://h/")]).await.unwrap();
+            let root = work(f.claim(1).await.unwrap());
+            let query = |n: u32| {
+                let mut l = link(&format!("http://h/q?n={n}"));
+                l.variant = Some("http://h/q".into());
+                l
+            };
+            let mut disallowed = link("http://h/private");
+            disallowed.robots =
+                Some(r#"{"url":"http://h/private","skipped":"robots","from":"http://h/"}"#.into());
+            let links = [query(1), query(2), disallowed, query(3)];
+            let done = f
+                .complete("http://h/", root[0].token, None, &stat("http://h/"), &links)
+                .await
+                .unwrap();
+            // Counted as one process counts them: all four pass the rules
+            // as they stood before the page's links were seen.
+            assert_eq!(
+                done,
+                Completed::Done {
+                    urls: 4,
+                    new: 4,
+                    seen: vec![
+                        Seen::Queued,
+                        Seen::Queued,
+                        Seen::Robots,
+                        Seen::QueryVariants
+                    ]
+                }
+            );
+            // A later page's variant of the same path is over the limit
+            // too, whichever process finds it.
+            let next = work(f.claim(1).await.unwrap());
+            let url: serde_json::Value = serde_json::from_str(&next[0].work).unwrap();
+            let url = url["url"].as_str().unwrap();
+            let done = f
+                .complete(url, next[0].token, None, &stat(url), &[query(4)])
+                .await
+                .unwrap();
+            assert_eq!(
+                done,
+                Completed::Done {
+                    urls: 0,
+                    new: 0,
+                    seen: vec![Seen::QueryVariants]
+                }
             );
         })
         .unwrap();

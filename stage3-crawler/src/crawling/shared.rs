@@ -25,6 +25,7 @@ use crate::journal::stat_json;
 use crate::politeness::host_key;
 use crate::reporting::json_skipped;
 use crate::skipped::{SkipReason, Skipped};
+use crate::traps::variant_key;
 
 /// How long a feeder with nothing to do waits before asking again, at
 /// first and at most: other processes queue URLs without telling this one.
@@ -84,6 +85,9 @@ pub fn root_link(root: &Url, max_redirect: u32) -> Link {
         host: host_of(root),
         work: work_json(root, None, 0, max_redirect),
         refused: None,
+        variant: None,
+        too_many_variants: String::new(),
+        robots: None,
         over_max_pages: json_skipped(&Skipped {
             url: root.to_string(),
             reason: SkipReason::MaxPages,
@@ -213,31 +217,29 @@ impl Crawler {
                 .map(|link| (link, self.config.max_redirect, work.depth + 1, true))
                 .collect(),
         };
-        let (links, refusals): (Vec<Link>, Vec<Option<SkipReason>>) = targets
+        let links: Vec<Link> = targets
             .iter()
             .map(|(url, redirects, depth, counts)| {
                 self.link(url, &from, *redirects, *depth, *counts)
             })
-            .unzip();
+            .collect();
         // The journal's form of a statistic, which keeps the exception's
         // kind (the report's JSON has only its message): the merged report
         // counts failures by kind.
         let record = stat_json(&stat).to_string();
-        let Some((new, seen)) = self.complete(work, &record, &links).await else {
+        let Some((urls, new, seen)) = self.complete(work, &record, &links).await else {
             return;
         };
-        stat.num_new_urls = new;
+        // Counted against the whole crawl, as the report in Redis has them.
+        (stat.num_urls, stat.num_new_urls) = (urls, new);
         self.keep_statistic(stat);
-        let fates = targets.into_iter().zip(refusals).zip(seen);
-        for (((url, ..), refusal), seen) in fates {
-            let reason = match (seen, refusal) {
-                (Seen::Queued, _) => {
-                    self.traps.admit(&url);
-                    continue;
-                }
-                (Seen::Refused, Some(reason)) => reason,
-                (Seen::OverMaxPages, _) => SkipReason::MaxPages,
-                (Seen::Before | Seen::Refused, _) => continue,
+        for ((url, ..), seen) in targets.into_iter().zip(seen) {
+            let reason = match seen {
+                Seen::Before | Seen::Queued => continue,
+                Seen::Refused => self.refusal_of_url(&url).unwrap_or(SkipReason::Excluded),
+                Seen::QueryVariants => SkipReason::QueryVariants,
+                Seen::Robots => SkipReason::Robots,
+                Seen::OverMaxPages => SkipReason::MaxPages,
             };
             self.keep_skip(Skipped {
                 url: url.into(),
@@ -272,7 +274,7 @@ impl Crawler {
         work: &Work,
         record: &str,
         links: &[Link],
-    ) -> Option<(usize, Vec<Seen>)> {
+    ) -> Option<(usize, usize, Vec<Seen>)> {
         let shared = self.shared.as_ref()?;
         let token = work.lease?;
         let delay = self.polite.host_delay(&work.url);
@@ -284,7 +286,7 @@ impl Crawler {
         shared.held.borrow_mut().remove(url);
         shared.freed.put_nowait(());
         match completed {
-            Ok(Completed::Done { new, seen }) => Some((new, seen)),
+            Ok(Completed::Done { urls, new, seen }) => Some((urls, new, seen)),
             Ok(Completed::Lost) => {
                 self.log.warn(format_args!(
                     "the lease on {url} ran out before it was done: another worker will fetch it"
@@ -300,16 +302,8 @@ impl Crawler {
 
     /// A URL this page leads to, as the frontier's `see` takes it: with the
     /// verdict of this process's rules, which need no Redis.
-    fn link(
-        &self,
-        url: &Url,
-        from: &Rc<str>,
-        redirects: u32,
-        depth: u32,
-        counts: bool,
-    ) -> (Link, Option<SkipReason>) {
-        let refusal = self.refusal(url);
-        let reason = refusal.or_else(|| self.polite.robots_refusal(url));
+    fn link(&self, url: &Url, from: &Rc<str>, redirects: u32, depth: u32, counts: bool) -> Link {
+        let refusal = self.refusal_of_url(url);
         let skipped = |reason| {
             json_skipped(&Skipped {
                 url: url.to_string(),
@@ -317,14 +311,16 @@ impl Crawler {
                 from: Some(from.to_string()),
             })
         };
-        let link = Link {
+        Link {
             url: url.to_string(),
             host: host_of(url),
             work: work_json(url, Some(from), depth, redirects),
-            refused: reason.map(skipped),
+            refused: refusal.map(skipped),
+            variant: variant_key(url).map(str::to_string),
+            too_many_variants: skipped(SkipReason::QueryVariants),
+            robots: self.polite.robots_refusal(url).map(skipped),
             over_max_pages: skipped(SkipReason::MaxPages),
             counts: counts && refusal.is_none(),
-        };
-        (link, reason)
+        }
     }
 }

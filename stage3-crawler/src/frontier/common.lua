@@ -55,29 +55,52 @@ end
 
 -- ANCHOR: see
 -- The crawler's `see`, for every process at once. ARGV from `first` on
--- holds one group of six per URL: the URL, its host, the work to queue,
--- the skipped record if this process's rules refuse it ('' if not), the
--- skipped record if --max-pages is reached, and '1' if it counts in the
--- page's num_new_urls. Returns a code per URL (0 seen before, 1 queued,
--- 2 refused, 3 over --max-pages) and how many were new.
+-- holds a group of nine per URL: the URL; its host; the work to queue;
+-- its skipped record if this process's rules refuse it ('' if not); its
+-- path if it has a query ('' if not), and its skipped record should that
+-- path have had --max-query-variants queries queued already; its skipped
+-- record if robots.txt disallows it ('' if not); its skipped record
+-- should --max-pages be reached; and '1' if it is a page's link that
+-- counts in the page's num_urls. The checks run in the order one process
+-- runs them. Returns a code per URL (0 seen before, 1 queued, 2 refused,
+-- 3 over --max-pages, 4 over --max-query-variants, 5 robots.txt), and the
+-- page's num_urls and num_new_urls, counted as one process counts them:
+-- against the seen set and query counts from before the page's links.
 local function see(first, now)
-  local max_pages = meta('max_pages')
-  local codes, new = {}, 0
-  for i = first, #ARGV, 6 do
-    local url, host, work = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-    local refused, over, counts = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+  local max_pages, max_variants = meta('max_pages'), meta('max_query_variants')
+  local function full(variant)
+    return variant ~= '' and
+      tonumber(redis.call('HGET', P .. 'variants', variant) or '0') >= max_variants
+  end
+  local urls, new = 0, 0
+  for i = first, #ARGV, 9 do
+    if ARGV[i + 8] == '1' and not full(ARGV[i + 4]) then
+      urls = urls + 1
+      if redis.call('SISMEMBER', P .. 'seen', ARGV[i]) == 0 then new = new + 1 end
+    end
+  end
+  local codes = {}
+  for i = first, #ARGV, 9 do
+    local url, host, work, refused = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+    local variant, too_many, robots, over = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
     local code = 0
     if redis.call('SADD', P .. 'seen', url) == 1 then
-      if counts == '1' then new = new + 1 end
       if refused ~= '' then
         redis.call('HSET', P .. 'report', url, refused)
         code = 2
+      elseif full(variant) then
+        redis.call('HSET', P .. 'report', url, too_many)
+        code = 4
+      elseif robots ~= '' then
+        redis.call('HSET', P .. 'report', url, robots)
+        code = 5
       elseif max_pages >= 0 and tonumber(redis.call('GET', P .. 'queued') or '0') >= max_pages then
         redis.call('HSET', P .. 'report', url, over)
         code = 3
       else
         redis.call('INCR', P .. 'queued')
         redis.call('INCR', P .. 'pending')
+        if variant ~= '' then redis.call('HINCRBY', P .. 'variants', variant, 1) end
         redis.call('RPUSH', P .. 'q:' .. host, work)
         wake(host, now)
         code = 1
@@ -85,6 +108,6 @@ local function see(first, now)
     end
     table.insert(codes, code)
   end
-  return codes, new
+  return codes, urls, new
 end
 -- ANCHOR_END: see

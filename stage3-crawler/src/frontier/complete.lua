@@ -6,8 +6,8 @@
 -- crash between recording the page and queueing its links would lose the
 -- links; between queueing them and releasing the lease would count the
 -- page twice. Returns {-1} if the lease is no longer ours (it ran out,
--- and the URL went back to the queue); else the number of new URLs and
--- `see`'s codes.
+-- and the URL went back to the queue); else the page's num_urls and
+-- num_new_urls, then `see`'s codes.
 local url, token = ARGV[1], ARGV[2]
 local held = redis.call('HGET', P .. 'held', url)
 if not held then return {-1} end
@@ -21,14 +21,16 @@ if ARGV[3] ~= '' then
   redis.call('HSET', P .. 'delay', host, ARGV[3])
   redis.call('HSET', P .. 'next', host, now + tonumber(ARGV[3]))
 end
-local codes, new = see(5, now)
+local codes, urls, new = see(5, now)
 local record = cjson.decode(ARGV[4])
-if record.num_new_urls ~= nil then
+if record.num_urls ~= nil then
+  record.num_urls = urls
   record.num_new_urls = new
 end
 redis.call('HSET', P .. 'report', url, cjson.encode(record))
 redis.call('DECR', P .. 'pending')
 wake(host, now)
 table.insert(codes, 1, new)
+table.insert(codes, 1, urls)
 return codes
 -- ANCHOR_END: complete
