@@ -9,8 +9,17 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The crawl's numbers, read from `meta` once per script, when first
+-- needed (`init` writes them before it needs them).
+local numbers
 local function meta(field)
-  return tonumber(redis.call('HGET', P .. 'meta', field))
+  if not numbers then
+    local names = {'per_host', 'max_pages', 'robots', 'delay', 'lease', 'max_query_variants'}
+    local values = redis.call('HMGET', P .. 'meta', unpack(names))
+    numbers = {}
+    for i, name in ipairs(names) do numbers[name] = tonumber(values[i]) end
+  end
+  return numbers[field]
 end
 
 -- "token\nhost\nwork": who holds a leased URL, its host, and the work to
