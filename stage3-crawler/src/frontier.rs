@@ -20,6 +20,10 @@
 //! - `variants`: how many query strings each path has had queued;
 //! - `report`: every URL's record, a statistic or a skipped URL, as JSON;
 //! - `tokens` and `expired`: counters of leases given and run out.
+//!
+//! And one channel, `bell`: `complete` publishes on it when there is
+//! something new to claim, or the crawl is over, so that a process with
+//! nothing to do hears of it at once instead of polling.
 
 use std::cell::Cell;
 use std::io;
@@ -171,6 +175,8 @@ pub struct Frontier {
     patience: Duration,
     /// Whether the last try failed, so that the recovery is logged once.
     lost: Cell<bool>,
+    /// A connection subscribed to the crawl's `bell`, once there is one.
+    bell: Cell<Option<Connection>>,
     init: Script,
     claim: Script,
     complete: Script,
@@ -188,6 +194,7 @@ impl Frontier {
             url,
             patience,
             lost: Cell::new(false),
+            bell: Cell::new(None),
             init: script!("init.lua"),
             claim: script!("claim.lua"),
             complete: script!("complete.lua"),
@@ -454,6 +461,40 @@ impl Frontier {
         }
     }
 
+    // ANCHOR: doorbell
+    /// Waits until some process rings the crawl's bell (there is new work,
+    /// or the crawl is over), or `longest` has passed. Without a working
+    /// subscription, it just waits `longest`: the bell saves time, it is
+    /// never needed for correctness.
+    pub async fn wait_for_news(&self, longest: Duration) {
+        let conn = match self.bell.take() {
+            Some(conn) => Some(conn),
+            None => self.subscribe().await.ok(),
+        };
+        let Some(conn) = conn else {
+            return runtime::sleep(longest).await;
+        };
+        // Back in the cell however this ends, a cancelled wait included
+        // (`receive` loses nothing when cancelled), unless it broke.
+        let mut kept = Kept {
+            cell: &self.bell,
+            conn: Some(conn),
+        };
+        let Some(conn) = kept.conn.as_mut() else {
+            return;
+        };
+        if let Ok(Err(_)) = runtime::timeout(longest, conn.receive()).await {
+            kept.conn = None; // subscribe again next time
+        }
+    }
+
+    async fn subscribe(&self) -> Result<Connection, Error> {
+        let mut conn = self.url.connect().await?;
+        conn.command(&["SUBSCRIBE", &self.key("bell")]).await?;
+        Ok(conn)
+    }
+    // ANCHOR_END: doorbell
+
     fn key(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
     }
@@ -513,6 +554,20 @@ impl Frontier {
         }
     }
     // ANCHOR_END: call
+}
+
+/// A connection taken out of a cell, put back when dropped.
+struct Kept<'a> {
+    cell: &'a Cell<Option<Connection>>,
+    conn: Option<Connection>,
+}
+
+impl Drop for Kept<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.cell.set(Some(conn));
+        }
+    }
 }
 
 fn push_links<'a>(args: &mut Vec<&'a [u8]>, links: &'a [Link]) {

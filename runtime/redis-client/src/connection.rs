@@ -143,6 +143,16 @@ impl Connection {
     }
     // ANCHOR_END: pipeline
 
+    /// Waits for the next message on a connection that has `SUBSCRIBE`d
+    /// to a channel: `["message", channel, payload]`. Cancelling the wait
+    /// (a timeout) loses nothing: bytes already read stay in the buffer.
+    pub async fn receive(&mut self) -> Result<Frame, Error> {
+        match self.read_frame().await? {
+            Frame::Error(message) => Err(Error::Server(message)),
+            frame => Ok(frame),
+        }
+    }
+
     /// Reads the next whole frame, reading from the socket as needed.
     async fn read_frame(&mut self) -> Result<Frame, Error> {
         let mut chunk = [0u8; 16 * 1024];

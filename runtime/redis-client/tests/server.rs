@@ -292,3 +292,28 @@ async fn connections_received(conn: &mut Connection) -> u64 {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no total_connections_received in {stats}"))
 }
+
+#[test]
+fn a_subscribed_connection_receives_what_is_published() {
+    let server = RedisServer::start();
+    let addr = server.addr();
+    bounded(async move || {
+        let mut listener = Connection::connect(addr).await.unwrap();
+        let confirmed = listener.command(&["SUBSCRIBE", "bell"]).await.unwrap();
+        assert_eq!(
+            confirmed,
+            Frame::Array(vec![bulk("subscribe"), bulk("bell"), Frame::Integer(1)])
+        );
+        // A wait cut short by a timeout (nothing was published yet) loses
+        // nothing of what comes later.
+        let nothing = runtime::timeout(Duration::from_millis(20), listener.receive()).await;
+        assert!(nothing.is_err());
+        let mut other = Connection::connect(addr).await.unwrap();
+        let heard = other.command(&["PUBLISH", "bell", "ding"]).await.unwrap();
+        assert_eq!(heard, Frame::Integer(1));
+        assert_eq!(
+            listener.receive().await.unwrap(),
+            Frame::Array(vec![bulk("message"), bulk("bell"), bulk("ding")])
+        );
+    });
+}

@@ -27,14 +27,9 @@ use crate::reporting::json_skipped;
 use crate::skipped::{SkipReason, Skipped};
 use crate::traps::variant_key;
 
-/// How long a feeder with nothing to do waits before asking again, at
-/// first and at most: other processes queue URLs without telling this one.
-/// The wait doubles while there is nothing, so that an idle process costs
-/// Redis little, and starts short again once there is work, so that a
-/// process that just joined (or whose host just came free) is not left
-/// idle long.
-const MIN_POLL: Duration = Duration::from_millis(2);
-const MAX_POLL: Duration = Duration::from_millis(250);
+/// The longest a feeder with nothing to do waits before asking again,
+/// should the bell not ring (a lost subscription, a lease that runs out).
+const MAX_WAIT: Duration = Duration::from_millis(250);
 
 /// This process's part in a shared crawl.
 pub struct Shared {
@@ -102,7 +97,6 @@ impl Crawler {
     /// Claims URLs from the frontier for this process's workers until the
     /// whole crawl is over, or Redis is lost for good.
     pub(super) async fn feed(&self, shared: &Shared) -> io::Result<()> {
-        let mut poll = MIN_POLL;
         loop {
             let free = self
                 .config
@@ -116,7 +110,6 @@ impl Crawler {
             match shared.frontier.claim(free).await? {
                 Claim::Finished => return Ok(()),
                 Claim::Work(leased) => {
-                    poll = MIN_POLL;
                     for leased in leased {
                         let work = self.leased_work(&leased.work, leased.token)?;
                         shared
@@ -127,9 +120,10 @@ impl Crawler {
                     }
                 }
                 Claim::Wait(wait) => {
-                    let wait = runtime::sleep(wait.min(poll));
-                    poll = (poll * 2).min(MAX_POLL);
-                    if let Either::Left(()) = runtime::select(shared.freed.get(), wait).await {
+                    // Until one of ours is done, another process rings, or
+                    // a host's delay or a lease ends.
+                    let news = shared.frontier.wait_for_news(wait.min(MAX_WAIT));
+                    if let Either::Left(()) = runtime::select(shared.freed.get(), news).await {
                         shared.freed.put_nowait(()); // drained above, next turn
                     }
                 }

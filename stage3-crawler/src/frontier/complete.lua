@@ -28,8 +28,15 @@ if record.num_urls ~= nil then
   record.num_new_urls = new
 end
 redis.call('HSET', P .. 'report', url, cjson.encode(record))
-redis.call('DECR', P .. 'pending')
+local pending = redis.call('DECR', P .. 'pending')
 wake(host, now)
+-- Processes with nothing to do wait on the doorbell: ring it when there
+-- is something new to claim, or the crawl is over.
+local queued = false
+for _, code in ipairs(codes) do queued = queued or code == 1 end
+if queued or pending <= 0 or redis.call('LLEN', P .. 'q:' .. host) > 0 then
+  redis.call('PUBLISH', P .. 'bell', '')
+end
 table.insert(codes, 1, new)
 table.insert(codes, 1, urls)
 return codes

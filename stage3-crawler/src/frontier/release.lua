@@ -16,4 +16,5 @@ for i = 1, #ARGV, 2 do
     end
   end
 end
+if n > 0 then redis.call('PUBLISH', P .. 'bell', '') end
 return n
