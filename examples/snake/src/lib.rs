@@ -1,0 +1,8 @@
+//! The multiplayer snake of the asyncio article, on our runtime.
+
+#![warn(missing_docs)]
+
+pub mod game;
+pub mod server;
+pub mod stats;
+pub mod websocket;

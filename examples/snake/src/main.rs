@@ -1,0 +1,77 @@
+//! `cargo run -p snake`: the multiplayer snake server. Open the URL it
+//! prints in a browser; every tab is a player.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use runtime::{TcpListener, run_until_complete};
+use snake::game;
+use snake::server::{Options, Server};
+
+/// A multiplayer snake game server on our runtime: the page at /, the
+/// players' WebSockets at /ws, the game loop's numbers at /stats.
+#[derive(Debug, Parser)]
+#[command(name = "snake")]
+struct Args {
+    /// The port to listen on, on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// Ticks per second.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rate: u32,
+    /// The field's width, in cells.
+    #[arg(long, default_value_t = game::Config::default().width as u32,
+          value_parser = clap::value_parser!(u32).range(10..=1000))]
+    width: u32,
+    /// The field's height, in cells.
+    #[arg(long, default_value_t = game::Config::default().height as u32,
+          value_parser = clap::value_parser!(u32).range(10..=1000))]
+    height: u32,
+    /// Players at most.
+    #[arg(long = "max-players", default_value_t = 2000,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    max_players: u32,
+    /// The seed of the game's randomness (food, where snakes start).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let args = Args::parse();
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
+    let listener = match TcpListener::bind(addr) {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("snake: cannot listen on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match listener.local_addr() {
+        Ok(addr) => println!("snake: open http://{addr}/ in a browser (a tab per player)"),
+        Err(e) => {
+            eprintln!("snake: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let options = Options {
+        tick: Duration::from_secs(1) / args.rate,
+        max_players: args.max_players as usize,
+        game: game::Config {
+            width: args.width as usize,
+            height: args.height as usize,
+            ..game::Config::default()
+        },
+        seed: args.seed,
+        ..Options::default()
+    };
+    match run_until_complete(Server::new(options).serve(listener)) {
+        Ok(never) => match never {},
+        Err(e) => {
+            eprintln!("snake: the runtime failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,523 @@
+//! The server: one game loop task that owns the game, and one task per
+//! connection. A connection is a web page (`GET /`), the numbers
+//! (`GET /stats`), or a player (`GET /ws`, upgraded to a WebSocket).
+//!
+//! Nothing is shared behind a lock. A player's task talks to the game loop
+//! through the runtime's `Queue` (its commands go in the loop's inbox), and
+//! the loop talks back through the player's own `Queue`, its outbox: every
+//! tick it puts the new state there, one encoded frame shared by every
+//! player. A player who stops reading lets its outbox grow; past a cap the
+//! loop drops it, so one slow client costs the others nothing.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use runtime::{
+    Either, Queue, TcpListener, TcpStream, oneshot, select, sleep, sleep_until, timeout,
+};
+
+use crate::game::{self, Command, Game, PlayerId};
+use crate::stats::TickStats;
+use crate::websocket::{self, Decoder, Message, ProtocolError};
+
+/// The page, served as it is.
+const INDEX: &str = include_str!("../static/index.html");
+
+/// The longest request head we read: a browser's is well under this.
+const MAX_HEAD: usize = 8 * 1024;
+
+/// How long a client may take to send its request head, or to take one
+/// frame we write: a peer that stalls costs a timeout, never a task forever.
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The biggest frame and message a player may send. Commands are a word.
+const MAX_FRAME: usize = 4 * 1024;
+const MAX_MESSAGE: usize = 16 * 1024;
+
+/// The settings.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Time between two ticks.
+    pub tick: Duration,
+    /// Players at most; the next one is turned away.
+    pub max_players: usize,
+    /// Ticks a player's outbox may hold before the player is dropped as
+    /// too slow.
+    pub outbox_cap: usize,
+    /// The field and its food.
+    pub game: game::Config,
+    /// The seed of the game's randomness.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            tick: Duration::from_millis(100),
+            max_players: 2_000,
+            outbox_cap: 32,
+            game: game::Config::default(),
+            seed: 1,
+        }
+    }
+}
+
+/// What the game loop sends a player's task.
+#[derive(Clone, Debug)]
+enum Out {
+    /// An encoded frame: the state of one tick, shared by every player.
+    Frame(Rc<[u8]>),
+    /// Close the connection with this code and reason.
+    Close(u16, &'static str),
+}
+
+/// What a player's task sends the game loop.
+enum ToGame {
+    Join {
+        name: String,
+        outbox: Queue<Out>,
+        id: oneshot::Sender<PlayerId>,
+    },
+    Command(PlayerId, Command),
+    Leave(PlayerId),
+}
+
+/// The server's shared state: only queues and counters, on one thread.
+pub struct Server {
+    options: Options,
+    inbox: Queue<ToGame>,
+    players: Cell<usize>,
+    stats: RefCell<TickStats>,
+}
+
+impl Server {
+    /// A server with these settings.
+    pub fn new(options: Options) -> Rc<Server> {
+        Rc::new(Server {
+            options,
+            inbox: Queue::new(),
+            players: Cell::new(0),
+            stats: RefCell::new(TickStats::default()),
+        })
+    }
+
+    /// The tick intervals and costs so far.
+    pub fn stats(&self) -> TickStats {
+        self.stats.borrow().clone()
+    }
+
+    // ANCHOR: serve
+    /// Runs the game loop and accepts connections, one task each, forever.
+    pub async fn serve(self: Rc<Self>, mut listener: TcpListener) -> Infallible {
+        runtime::TaskBuilder::new()
+            .name("game-loop")
+            .spawn(Rc::clone(&self).game_loop());
+        loop {
+            match listener.accept().await {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    runtime::TaskBuilder::new()
+                        .name(format!("conn-{peer}"))
+                        .spawn(Rc::clone(&self).connection(stream, peer));
+                }
+                Err(e) => {
+                    // "Too many open files" leaves the connection queued:
+                    // retrying at once would spin.
+                    log::warn!("accept failed: {e}");
+                    sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+    // ANCHOR_END: serve
+
+    // ANCHOR: game_loop
+    /// Ticks the game at a fixed rate, forever. Each tick starts at a
+    /// deadline, not a pause after the last one: a slow tick shortens the
+    /// next sleep, so the rate holds over minutes.
+    async fn game_loop(self: Rc<Self>) {
+        let mut game = Game::new(self.options.game.clone(), self.options.seed);
+        let mut outboxes: HashMap<PlayerId, Queue<Out>> = HashMap::new();
+        let mut deadline = runtime::now() + self.options.tick;
+        loop {
+            sleep_until(deadline).await;
+            let started = runtime::now();
+            self.take_inbox(&mut game, &mut outboxes);
+            game.tick();
+            let frame: Rc<[u8]> = websocket::text_frame(&game.state_json()).into();
+            self.broadcast(&frame, &mut game, &mut outboxes);
+            let cost = runtime::now().saturating_duration_since(started);
+            self.stats
+                .borrow_mut()
+                .record(started, cost, frame.len(), outboxes.len());
+            deadline += self.options.tick;
+            // Hopelessly late (the machine was suspended, say): start the
+            // schedule again from now instead of ticking in a burst.
+            let now = runtime::now();
+            if now > deadline + self.options.tick {
+                log::warn!("the game loop fell behind by {:?}", now - deadline);
+                deadline = now + self.options.tick;
+            }
+        }
+    }
+    // ANCHOR_END: game_loop
+
+    /// Applies what the players sent since the last tick.
+    fn take_inbox(&self, game: &mut Game, outboxes: &mut HashMap<PlayerId, Queue<Out>>) {
+        while let Some(message) = self.inbox.get_nowait() {
+            match message {
+                ToGame::Join { name, outbox, id } => {
+                    let player = game.join(&name);
+                    outboxes.insert(player, outbox);
+                    id.send(player);
+                }
+                ToGame::Command(player, command) => game.command(player, command),
+                ToGame::Leave(player) => {
+                    game.leave(player);
+                    outboxes.remove(&player);
+                }
+            }
+        }
+    }
+
+    // ANCHOR: broadcast
+    /// Puts this tick's frame in every outbox. One that holds
+    /// `outbox_cap` frames already belongs to a client that stopped
+    /// reading: it is emptied, told to close, and its player leaves the
+    /// game. Nobody waits for anybody.
+    fn broadcast(
+        &self,
+        frame: &Rc<[u8]>,
+        game: &mut Game,
+        outboxes: &mut HashMap<PlayerId, Queue<Out>>,
+    ) {
+        outboxes.retain(|&player, outbox| {
+            if outbox.qsize() < self.options.outbox_cap {
+                outbox.put_nowait(Out::Frame(Rc::clone(frame)));
+                return true;
+            }
+            log::info!("player {player}: dropped, {} ticks behind", outbox.qsize());
+            while outbox.get_nowait().is_some() {}
+            outbox.put_nowait(Out::Close(
+                websocket::CLOSE_POLICY,
+                "too slow: stopped reading",
+            ));
+            game.leave(player);
+            false
+        });
+    }
+    // ANCHOR_END: broadcast
+
+    /// One TCP connection: read its request, and serve it.
+    async fn connection(self: Rc<Self>, mut stream: TcpStream, peer: SocketAddr) {
+        let mut buf = Vec::new();
+        let request = match timeout(IO_TIMEOUT, read_head(&mut stream, &mut buf)).await {
+            Ok(Ok(Some(request))) => request,
+            Ok(Ok(None)) => return,
+            Ok(Err(e)) => return log::debug!("{peer}: {e}"),
+            Err(_) => return log::debug!("{peer}: no request in {IO_TIMEOUT:?}"),
+        };
+        let reply = match (request.method.as_str(), request.path.as_str()) {
+            ("GET", "/" | "/index.html") => {
+                response(200, "text/html; charset=utf-8", INDEX.as_bytes())
+            }
+            ("GET", "/stats") => {
+                let stats = self.stats().to_json(self.players.get());
+                response(200, "application/json", stats.as_bytes())
+            }
+            ("GET", "/ws") => return self.player(stream, peer, &request, buf).await,
+            ("GET", _) => response(404, "text/plain", b"not found\n"),
+            _ => response(405, "text/plain", b"GET only\n"),
+        };
+        let _ = timeout(IO_TIMEOUT, stream.write_all(&reply)).await;
+    }
+
+    /// A player: the WebSocket handshake, then the game until either side
+    /// closes. `early` holds bytes the client sent after its request head.
+    async fn player(
+        self: Rc<Self>,
+        mut stream: TcpStream,
+        peer: SocketAddr,
+        request: &Request,
+        early: Vec<u8>,
+    ) {
+        let accepted = match websocket::handshake(&request.headers) {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                log::info!("{peer}: refused the WebSocket handshake: {e}");
+                let reply = response(e.status(), "text/plain", format!("{e}\n").as_bytes());
+                let _ = timeout(IO_TIMEOUT, stream.write_all(&reply)).await;
+                return;
+            }
+        };
+        if self.players.get() >= self.options.max_players {
+            let reply = response(503, "text/plain", b"the game is full\n");
+            let _ = timeout(IO_TIMEOUT, stream.write_all(&reply)).await;
+            return;
+        }
+        if timeout(IO_TIMEOUT, stream.write_all(&accepted))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        self.players.set(self.players.get() + 1);
+        let outbox = Queue::new();
+        let (id_tx, id_rx) = oneshot::channel();
+        self.inbox.put_nowait(ToGame::Join {
+            name: request.query_param("name").unwrap_or_default(),
+            outbox: outbox.clone(),
+            id: id_tx,
+        });
+        let ended = match id_rx.await {
+            Ok(player) => {
+                log::info!("{peer}: player {player} joined");
+                let hello = websocket::text_frame(&format!("{{\"you\":{player}}}"));
+                let ended = play(&mut stream, player, &self.inbox, &outbox, early, hello).await;
+                self.inbox.put_nowait(ToGame::Leave(player));
+                ended
+            }
+            Err(_) => Ended::Server("the game loop is gone"),
+        };
+        self.players.set(self.players.get() - 1);
+        log::info!("{peer}: {ended}");
+    }
+}
+
+/// How a player's connection ended, for the log.
+enum Ended {
+    /// The client closed, with this code.
+    Closed(Option<u16>),
+    /// The client broke the protocol: we closed with this code.
+    Protocol(ProtocolError),
+    /// The server closed it (too slow, shutting down).
+    Server(&'static str),
+    /// The connection failed or timed out.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for Ended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ended::Closed(Some(code)) => write!(f, "closed by the client ({code})"),
+            Ended::Closed(None) => write!(f, "closed by the client"),
+            Ended::Protocol(e) => write!(f, "closed for a protocol error: {e}"),
+            Ended::Server(why) => write!(f, "closed by the server: {why}"),
+            Ended::Io(e) => write!(f, "connection lost: {e}"),
+        }
+    }
+}
+
+// ANCHOR: play
+/// A player's connection: commands in, frames out, on one socket. The task
+/// waits for whichever comes first, bytes from the client or a frame in
+/// its outbox; a read that loses the race is dropped, which loses nothing
+/// (a readiness-based read takes bytes only when it completes).
+async fn play(
+    stream: &mut TcpStream,
+    player: PlayerId,
+    inbox: &Queue<ToGame>,
+    outbox: &Queue<Out>,
+    early: Vec<u8>,
+    hello: Vec<u8>,
+) -> Ended {
+    let mut decoder = Decoder::new(MAX_FRAME, MAX_MESSAGE);
+    decoder.push(&early);
+    if let Err(e) = write(stream, &hello).await {
+        return Ended::Io(e);
+    }
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // Whatever whole messages the bytes so far hold.
+        loop {
+            match decoder.next_message() {
+                Ok(Some(message)) => match message {
+                    Message::Text(text) => match game::parse_command(&text) {
+                        Some(command) => inbox.put_nowait(ToGame::Command(player, command)),
+                        None => log::debug!("player {player}: unknown command {text:?}"),
+                    },
+                    Message::Binary(_) => log::debug!("player {player}: ignored a binary message"),
+                    Message::Ping(payload) => {
+                        if let Err(e) = write(stream, &websocket::pong_frame(&payload)).await {
+                            return Ended::Io(e);
+                        }
+                    }
+                    Message::Pong(_) => {}
+                    Message::Close(close) => {
+                        // Answer with the same code, then the TCP close.
+                        let code = close.as_ref().map(|(code, _)| *code);
+                        let _ = write(
+                            stream,
+                            &websocket::close_frame(code.unwrap_or(websocket::CLOSE_NORMAL), ""),
+                        )
+                        .await;
+                        return Ended::Closed(code);
+                    }
+                },
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = write(stream, &websocket::close_frame(e.code, e.reason)).await;
+                    return Ended::Protocol(e);
+                }
+            }
+        }
+        match select(stream.read(&mut buf), outbox.get()).await {
+            Either::Left(Ok(0)) => return Ended::Closed(None),
+            Either::Left(Ok(n)) => decoder.push(&buf[..n]),
+            Either::Left(Err(e)) => return Ended::Io(e),
+            Either::Right(Out::Frame(frame)) => {
+                if let Err(e) = write(stream, &frame).await {
+                    return Ended::Io(e);
+                }
+            }
+            Either::Right(Out::Close(code, why)) => {
+                let _ = write(stream, &websocket::close_frame(code, why)).await;
+                return Ended::Server(why);
+            }
+        }
+    }
+}
+// ANCHOR_END: play
+
+/// Writes all of `bytes`, or fails after [`IO_TIMEOUT`]: a client that
+/// stopped reading cannot hold its task forever.
+async fn write(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<()> {
+    match timeout(IO_TIMEOUT, stream.write_all(bytes)).await {
+        Ok(result) => result,
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the client stopped reading",
+        )),
+    }
+}
+
+/// A request head, as much of it as we use.
+struct Request {
+    method: String,
+    path: String,
+    query: String,
+    headers: Vec<(String, Vec<u8>)>,
+}
+
+impl Request {
+    /// The first value of `name` in the query string, percent-decoded.
+    fn query_param(&self, name: &str) -> Option<String> {
+        self.query.split('&').find_map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (key == name).then(|| percent_decode(value))
+        })
+    }
+}
+
+/// Reads up to the end of the request head. Bytes after it (a client may
+/// send its first frame at once) are left in `buf`. `None` if the client
+/// closed before sending anything.
+async fn read_head(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<Option<Request>> {
+    let mut chunk = [0u8; 2048];
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut parsed = httparse::Request::new(&mut headers);
+        match parsed.parse(buf) {
+            Ok(httparse::Status::Complete(used)) => {
+                let request = request_of(&parsed);
+                buf.drain(..used);
+                return request.map(Some);
+            }
+            Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {}
+            Ok(httparse::Status::Partial) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "request head too large",
+                ));
+            }
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("bad request: {e}"),
+                ));
+            }
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "closed mid-request",
+                ))
+            };
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn request_of(parsed: &httparse::Request<'_, '_>) -> io::Result<Request> {
+    let target = parsed.path.unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    Ok(Request {
+        method: parsed.method.unwrap_or("").to_string(),
+        path: path.to_string(),
+        query: query.to_string(),
+        headers: parsed
+            .headers
+            .iter()
+            .map(|h| (h.name.to_string(), h.value.to_vec()))
+            .collect(),
+    })
+}
+
+/// `%41` and `+` in a query value, as browsers write them. Bytes that do
+/// not make UTF-8 are replaced.
+fn percent_decode(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A whole HTTP response that closes the connection after it.
+fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        426 => "Upgrade Required",
+        503 => "Service Unavailable",
+        _ => "Error",
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+         Cache-Control: no-store\r\nConnection: close\r\n",
+        body.len()
+    );
+    if status == 426 {
+        out.push_str("Sec-WebSocket-Version: 13\r\n");
+    }
+    out.push_str("\r\n");
+    let mut out = out.into_bytes();
+    out.extend_from_slice(body);
+    out
+}

@@ -1,0 +1,400 @@
+//! The snake server against real clients on loopback: a WebSocket client
+//! written here on blocking std sockets (so that it shares nothing with
+//! the server's code but the RFC), the page, the game ticking, bad input
+//! closed with the right codes while the game goes on, and a client that
+//! stops reading dropped without slowing anyone else.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use snake::game;
+use snake::server::{Options, Server};
+
+/// Starts a server on a free port, in a thread of its own with its own
+/// runtime, and returns its address. It runs until the test process ends.
+fn start(options: Options) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let listener = runtime::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        tx.send(listener.local_addr().unwrap()).unwrap();
+        let _ = runtime::run_until_complete(Server::new(options).serve(listener));
+    });
+    rx.recv().unwrap()
+}
+
+/// Fast ticks, so that tests are quick.
+fn options() -> Options {
+    Options {
+        tick: Duration::from_millis(20),
+        ..Options::default()
+    }
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+}
+
+/// Sends a request and reads the response head and body to the end.
+fn http_get(addr: SocketAddr, target: &str) -> (u16, String) {
+    let mut stream = connect(addr);
+    write!(stream, "GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text.split_once("\r\n\r\n").unwrap().1.to_string();
+    (status, body)
+}
+
+/// A WebSocket client: the handshake, masked frames out, frames in.
+struct Client {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
+
+impl Client {
+    fn open(addr: SocketAddr, name: &str) -> Client {
+        let mut client = Client::raw(addr);
+        client.send_head(&format!(
+            "GET /ws?name={name} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ));
+        let head = client.read_head();
+        assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+        // The RFC's own example: this key's accept value.
+        assert!(
+            head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+            "{head}"
+        );
+        client
+    }
+
+    fn raw(addr: SocketAddr) -> Client {
+        Client {
+            stream: connect(addr),
+            buf: Vec::new(),
+        }
+    }
+
+    fn send_head(&mut self, head: &str) {
+        self.stream.write_all(head.as_bytes()).unwrap();
+    }
+
+    fn read_head(&mut self) -> String {
+        loop {
+            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8(self.buf[..end + 4].to_vec()).unwrap();
+                self.buf.drain(..end + 4);
+                return head;
+            }
+            self.fill();
+        }
+    }
+
+    fn fill(&mut self) -> usize {
+        let mut chunk = [0u8; 65536];
+        let n = self.stream.read(&mut chunk).unwrap();
+        self.buf.extend_from_slice(&chunk[..n]);
+        n
+    }
+
+    /// Sends a frame, masked as a client must (unless `masked` is false,
+    /// to break the rule on purpose).
+    fn send(&mut self, opcode: u8, payload: &[u8], masked: bool) {
+        let mut frame = vec![0x80 | opcode];
+        let mask_bit = if masked { 0x80 } else { 0 };
+        match payload.len() {
+            n if n < 126 => frame.push(mask_bit | n as u8),
+            n if n < 65536 => {
+                frame.push(mask_bit | 126);
+                frame.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                frame.push(mask_bit | 127);
+                frame.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        if masked {
+            let mask = [0x12, 0x34, 0x56, 0x78];
+            frame.extend_from_slice(&mask);
+            frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        } else {
+            frame.extend_from_slice(payload);
+        }
+        self.stream.write_all(&frame).unwrap();
+    }
+
+    fn text(&mut self, text: &str) {
+        self.send(0x1, text.as_bytes(), true);
+    }
+
+    /// The next frame from the server: its opcode and payload. Server
+    /// frames are never masked.
+    fn frame(&mut self) -> (u8, Vec<u8>) {
+        loop {
+            if let Some((opcode, payload, used)) = parse(&self.buf) {
+                self.buf.drain(..used);
+                return (opcode, payload);
+            }
+            assert!(self.fill() > 0, "the server closed without a close frame");
+        }
+    }
+
+    /// The next game state, skipping other frames.
+    fn state(&mut self) -> serde_json::Value {
+        loop {
+            let (opcode, payload) = self.frame();
+            assert_eq!(opcode, 0x1, "{payload:?}");
+            let v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+            if v.get("tick").is_some() {
+                return v;
+            }
+        }
+    }
+
+    /// The close frame the server sends: its code. Anything before it
+    /// (states still on their way) is skipped.
+    fn close_code(&mut self) -> u16 {
+        loop {
+            let (opcode, payload) = self.frame();
+            if opcode == 0x8 {
+                return u16::from_be_bytes([payload[0], payload[1]]);
+            }
+        }
+    }
+
+    /// True once the server has closed the TCP connection.
+    fn at_eof(&mut self) -> bool {
+        let mut chunk = [0u8; 4096];
+        loop {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+fn parse(buf: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
+    if buf.len() < 2 {
+        return None;
+    }
+    assert_eq!(buf[1] & 0x80, 0, "a server frame is never masked");
+    let (len, start) = match buf[1] & 0x7f {
+        126 => (
+            u16::from_be_bytes(buf.get(2..4)?.try_into().ok()?) as usize,
+            4,
+        ),
+        127 => (
+            u64::from_be_bytes(buf.get(2..10)?.try_into().ok()?) as usize,
+            10,
+        ),
+        n => (n as usize, 2),
+    };
+    let payload = buf.get(start..start + len)?.to_vec();
+    Some((buf[0] & 0x0f, payload, start + len))
+}
+
+fn my_snake(state: &serde_json::Value, me: u64) -> serde_json::Value {
+    state["snakes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == me)
+        .cloned()
+        .unwrap_or_else(|| panic!("player {me} is not in {state}"))
+}
+
+fn hello(client: &mut Client) -> u64 {
+    let (opcode, payload) = client.frame();
+    assert_eq!(opcode, 0x1);
+    let v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    v["you"].as_u64().unwrap()
+}
+
+#[test]
+fn the_page_and_the_stats_are_served() {
+    let addr = start(options());
+    let (status, body) = http_get(addr, "/");
+    assert_eq!(status, 200);
+    assert!(body.contains("<canvas"), "{body}");
+    let (status, _) = http_get(addr, "/nowhere");
+    assert_eq!(status, 404);
+    let (status, body) = http_get(addr, "/stats");
+    assert_eq!(status, 200);
+    let stats: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(stats["ticks"].is_u64());
+}
+
+#[test]
+fn a_player_joins_sees_every_tick_and_steers() {
+    // A big field: the snake starts heading away from the nearest wall,
+    // with room for the whole test.
+    let addr = start(Options {
+        game: game::Config {
+            width: 100,
+            height: 100,
+            ..game::Config::default()
+        },
+        ..options()
+    });
+    let mut alice = Client::open(addr, "alice");
+    let me = hello(&mut alice);
+    let first = alice.state();
+    let snake = my_snake(&first, me);
+    assert_eq!(snake["name"], "alice");
+    assert_eq!(snake["body"].as_array().unwrap().len(), 3);
+    // Every tick, in order, one cell at a time.
+    let first_tick = first["tick"].as_u64().unwrap();
+    let mut head = snake["body"][0].clone();
+    for tick in first_tick + 1..first_tick + 6 {
+        let state = alice.state();
+        assert_eq!(state["tick"].as_u64().unwrap(), tick);
+        let snake = my_snake(&state, me);
+        assert_eq!(
+            snake["alive"], true,
+            "the field is big enough to live this long"
+        );
+        let next = snake["body"][0].clone();
+        let dx = (next[0].as_i64().unwrap() - head[0].as_i64().unwrap()).abs();
+        let dy = (next[1].as_i64().unwrap() - head[1].as_i64().unwrap()).abs();
+        assert_eq!(dx + dy, 1, "{head} -> {next}");
+        head = next;
+    }
+    // A turn at a right angle to its heading shows within a few ticks
+    // (it applies at the next one).
+    let head_of = |s: &serde_json::Value, i: usize| {
+        (
+            s["body"][i][0].as_i64().unwrap(),
+            s["body"][i][1].as_i64().unwrap(),
+        )
+    };
+    let before = my_snake(&alice.state(), me);
+    assert_eq!(
+        before["alive"], true,
+        "the field is big enough to live this long"
+    );
+    let (head, neck) = (head_of(&before, 0), head_of(&before, 1));
+    let (command, want) = if head.0 == neck.0 {
+        ("left", (-1, 0))
+    } else {
+        ("up", (0, -1))
+    };
+    alice.text(command);
+    let mut last = head;
+    let turned = (0..5).any(|_| {
+        let now = head_of(&my_snake(&alice.state(), me), 0);
+        let step = (now.0 - last.0, now.1 - last.1);
+        last = now;
+        step == want
+    });
+    assert!(turned, "the snake did not turn {command}");
+}
+
+#[test]
+fn bad_input_closes_that_connection_with_the_right_code_and_the_game_goes_on() {
+    let addr = start(options());
+    let mut watcher = Client::open(addr, "watcher");
+    hello(&mut watcher);
+
+    // A frame that claims 2^63 bytes breaks the protocol (the top bit of
+    // a 64-bit length must be 0): 1002, at once, without waiting for the
+    // bytes. One that claims 2^40 is only too big: 1009.
+    for (claim, code) in [(1u64 << 63, 1002), (1 << 40, 1009)] {
+        let mut huge = Client::open(addr, "huge");
+        hello(&mut huge);
+        let mut frame = vec![0x81, 0x80 | 127];
+        frame.extend_from_slice(&claim.to_be_bytes());
+        frame.extend_from_slice(&[1, 2, 3, 4]);
+        huge.stream.write_all(&frame).unwrap();
+        assert_eq!(huge.close_code(), code);
+        assert!(huge.at_eof());
+    }
+
+    // An unmasked client frame: 1002.
+    let mut bare = Client::open(addr, "bare");
+    hello(&mut bare);
+    bare.send(0x1, b"up", false);
+    assert_eq!(bare.close_code(), 1002);
+
+    // Invalid UTF-8 in a text frame: 1007.
+    let mut garbled = Client::open(addr, "garbled");
+    hello(&mut garbled);
+    garbled.send(0x1, &[0xff, 0xfe], true);
+    assert_eq!(garbled.close_code(), 1007);
+
+    // A handshake without its key: 400, and no WebSocket.
+    let mut keyless = Client::raw(addr);
+    keyless.send_head(
+        "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Version: 13\r\n\r\n",
+    );
+    assert!(keyless.read_head().starts_with("HTTP/1.1 400"));
+
+    // A ping is answered; a close is answered with the same code.
+    watcher.send(0x9, b"are you there", true);
+    loop {
+        let (opcode, payload) = watcher.frame();
+        if opcode == 0xA {
+            assert_eq!(payload, b"are you there");
+            break;
+        }
+    }
+    // And the watcher kept getting every tick throughout.
+    let a = watcher.state()["tick"].as_u64().unwrap();
+    let b = watcher.state()["tick"].as_u64().unwrap();
+    assert_eq!(b, a + 1);
+    watcher.send(0x8, &1000u16.to_be_bytes(), true);
+    assert_eq!(watcher.close_code(), 1000);
+    assert!(watcher.at_eof());
+}
+
+#[test]
+fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
+    // Big frames (a field with 20,000 pieces of food: 200 KB a tick), so
+    // that the kernel's buffers fill in a few seconds and the outbox cap is
+    // what is left.
+    let addr = start(Options {
+        tick: Duration::from_millis(50),
+        outbox_cap: 8,
+        game: game::Config {
+            width: 400,
+            height: 300,
+            food: 20_000,
+        },
+        ..Options::default()
+    });
+    let mut reader = Client::open(addr, "reader");
+    hello(&mut reader);
+    let mut sleeper = Client::open(addr, "sleeper");
+    hello(&mut sleeper);
+    // The sleeper reads nothing from now on. The reader reads on, and
+    // sees no gap in the ticks while the sleeper is dropped.
+    let mut last = reader.state()["tick"].as_u64().unwrap();
+    let mut players = 2;
+    for _ in 0..2000 {
+        let state = reader.state();
+        let tick = state["tick"].as_u64().unwrap();
+        assert_eq!(tick, last + 1);
+        last = tick;
+        players = state["snakes"].as_array().unwrap().len();
+        if players == 1 {
+            break;
+        }
+    }
+    assert_eq!(players, 1, "the sleeper was never dropped");
+    // Its connection ends with a close frame saying why (1008), after the
+    // frames the kernel still held.
+    sleeper
+        .stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    assert_eq!(sleeper.close_code(), 1008);
+}
