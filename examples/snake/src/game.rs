@@ -322,14 +322,20 @@ impl Game {
                 })
             })
             .collect();
-        json!({
-            "tick": self.tick,
+        let rest = json!({
             "w": self.config.width,
             "h": self.config.height,
             "food": food.iter().map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
             "snakes": snakes,
         })
-        .to_string()
+        .to_string();
+        // The tick first, so that a reader can take it without parsing the
+        // rest (serde_json writes an object's keys in sorted order).
+        format!(
+            "{{\"tick\":{},{}",
+            self.tick,
+            rest.strip_prefix('{').unwrap_or(&rest)
+        )
     }
 
     fn in_field(&self, (x, y): Cell) -> bool {
@@ -562,7 +568,9 @@ mod tests {
         assert_eq!(parse_command("up"), Some(Command::Turn(Direction::Up)));
         assert_eq!(parse_command("respawn"), Some(Command::Respawn));
         assert_eq!(parse_command("Up"), None);
-        let state: serde_json::Value = serde_json::from_str(&g.state_json()).unwrap();
+        let text = g.state_json();
+        assert!(text.starts_with("{\"tick\":0,"), "{text}");
+        let state: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(state["w"], 40);
         assert_eq!(state["h"], 30);
         assert_eq!(state["food"].as_array().unwrap().len(), 3 + 2);

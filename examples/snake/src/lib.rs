@@ -2,6 +2,7 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod game;
 pub mod server;
 pub mod stats;

@@ -1,0 +1,258 @@
+//! `snake-load`: starts the snake server (the `snake` binary beside this
+//! one) and connects bot players to it on loopback, all at once, one task
+//! each on our runtime. Every bot checks that it receives every tick, in
+//! order, and steers now and then. Then it prints what the server's game
+//! loop measured (tick intervals and costs), the server's CPU per tick and
+//! its memory per player.
+//!
+//! `cargo build --release -p snake && target/release/snake-load --players 1000`
+//!
+//! It exits 1 if a bot missed a tick or was dropped.
+
+use std::cell::{Cell, RefCell};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use runtime::{TcpStream, run_until_complete, sleep, spawn};
+use snake::client::{Client, tick_of};
+
+/// Bot players against the snake server, on loopback.
+#[derive(Debug, Parser)]
+#[command(name = "snake-load")]
+struct Args {
+    /// Bots, all connected at once.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=20_000))]
+    players: u32,
+    /// How long to measure, once every bot plays (plus a second to settle).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    seconds: u64,
+    /// The server's ticks per second.
+    #[arg(long, default_value_t = 10)]
+    rate: u32,
+    /// The field's width.
+    #[arg(long, default_value_t = 400)]
+    width: u32,
+    /// The field's height.
+    #[arg(long, default_value_t = 300)]
+    height: u32,
+}
+
+/// What every bot found, shared by the bot tasks.
+#[derive(Default)]
+struct Bots {
+    connected: Cell<usize>,
+    failed: RefCell<Vec<String>>,
+    /// Ticks received, by all bots.
+    ticks: Cell<u64>,
+    /// Ticks a bot expected and did not get (a gap in the numbers).
+    missed: Cell<u64>,
+    /// Bots whose connection ended while the test ran.
+    dropped: Cell<usize>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let (mut server, addr) = match start_server(&args) {
+        Ok(started) => started,
+        Err(e) => {
+            eprintln!("snake-load: cannot start the server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let pid = server.id();
+    let outcome = run_until_complete(run(&args, addr, pid));
+    let _ = server.kill();
+    let _ = server.wait();
+    match outcome {
+        Ok(Ok(true)) => ExitCode::SUCCESS,
+        Ok(Ok(false)) => ExitCode::FAILURE,
+        Ok(Err(e)) | Err(e) => {
+            eprintln!("snake-load: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The `snake` binary beside this one, on a free port; its address.
+fn start_server(args: &Args) -> std::io::Result<(Child, SocketAddr)> {
+    let me = std::env::current_exe()?;
+    let server: PathBuf = me.with_file_name("snake");
+    let mut child = Command::new(&server)
+        .args(["--port", "0", "--rate", &args.rate.to_string()])
+        .args([
+            "--width",
+            &args.width.to_string(),
+            "--height",
+            &args.height.to_string(),
+        ])
+        .args(["--max-players", &(args.players + 10).to_string()])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        BufReader::new(out).read_line(&mut line)?;
+    }
+    // "snake: open http://127.0.0.1:PORT/ in a browser ..."
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("{}: said {line:?}", server.display())))?;
+    Ok((child, addr))
+}
+
+async fn run(args: &Args, addr: SocketAddr, pid: u32) -> std::io::Result<bool> {
+    let bots = Rc::new(Bots::default());
+    let rss_empty = rss_bytes(pid);
+    let started = Instant::now();
+    let players = args.players as usize;
+    for i in 0..players {
+        spawn(bot(addr, i, Rc::clone(&bots)));
+    }
+    while bots.connected.get() + bots.failed.borrow().len() < players {
+        sleep(Duration::from_millis(10)).await;
+    }
+    let connect_time = started.elapsed();
+    if let Some(first) = bots.failed.borrow().first() {
+        return Err(std::io::Error::other(format!(
+            "{} bots could not connect; the first: {first}",
+            bots.failed.borrow().len()
+        )));
+    }
+    // Let every bot's first ticks arrive, then measure a window.
+    sleep(Duration::from_secs(1)).await;
+    let (stats0, cpu0, ticks0, missed0) = (
+        get_stats(addr).await?,
+        cpu_ns(pid),
+        bots.ticks.get(),
+        bots.missed.get(),
+    );
+    let rss_full = rss_bytes(pid);
+    sleep(Duration::from_secs(args.seconds)).await;
+    let (stats1, cpu1, ticks1) = (get_stats(addr).await?, cpu_ns(pid), bots.ticks.get());
+    let server_ticks =
+        stats1["ticks"].as_u64().unwrap_or(0) - stats0["ticks"].as_u64().unwrap_or(0);
+    let missed = bots.missed.get() - missed0;
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+    println!("players:              {players} (all connected in {connect_time:.2?})");
+    println!(
+        "measured:             {} s, {server_ticks} ticks",
+        args.seconds
+    );
+    println!(
+        "tick rate:            {:.3}/s over the server's run (asked: {})",
+        ms(&stats1["rate"]),
+        args.rate
+    );
+    println!(
+        "tick interval:        p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (last {} ticks)",
+        ms(&stats1["interval_ms"]["p50"]),
+        ms(&stats1["interval_ms"]["p99"]),
+        ms(&stats1["interval_ms"]["max"]),
+        server_ticks.min(600)
+    );
+    println!(
+        "tick cost:            p50 {:.2} ms, p99 {:.2} ms (the game and the broadcast)",
+        ms(&stats1["tick_cost_ms"]["p50"]),
+        ms(&stats1["tick_cost_ms"]["p99"])
+    );
+    println!(
+        "server CPU per tick:  {:.2} ms (everything: the game, encoding, {} sockets)",
+        (cpu1.saturating_sub(cpu0)) as f64 / 1e6 / server_ticks.max(1) as f64,
+        players
+    );
+    println!(
+        "frame:                {} bytes per player per tick",
+        stats1["frame_bytes"]
+    );
+    println!(
+        "server memory:        {:.1} MB empty, {:.1} MB with the players: {:.1} KB per player",
+        rss_empty as f64 / 1e6,
+        rss_full as f64 / 1e6,
+        rss_full.saturating_sub(rss_empty) as f64 / 1e3 / players as f64
+    );
+    println!(
+        "bots:                 {} ticks received, {missed} missed, {} dropped",
+        ticks1 - ticks0,
+        bots.dropped.get()
+    );
+    Ok(missed == 0 && bots.dropped.get() == 0)
+}
+
+/// One bot: joins, then reads every frame; notes a gap in the tick
+/// numbers, and turns every ten ticks or so.
+async fn bot(addr: SocketAddr, i: usize, bots: Rc<Bots>) {
+    let mut client = match Client::connect(addr, &format!("bot{i}")).await {
+        Ok(client) => client,
+        Err(e) => return bots.failed.borrow_mut().push(e.to_string()),
+    };
+    bots.connected.set(bots.connected.get() + 1);
+    let mut last: Option<u64> = None;
+    let turns = ["up", "left", "down", "right", "respawn"];
+    loop {
+        let (opcode, payload) = match client.frame().await {
+            Ok(Some(frame)) => frame,
+            Ok(None) | Err(_) => {
+                bots.dropped.set(bots.dropped.get() + 1);
+                return;
+            }
+        };
+        let Some(tick) = (opcode == 1).then(|| tick_of(&payload)).flatten() else {
+            continue; // the hello, or a control frame
+        };
+        if let Some(last) = last {
+            bots.missed
+                .set(bots.missed.get() + tick.saturating_sub(last + 1));
+        }
+        last = Some(tick);
+        bots.ticks.set(bots.ticks.get() + 1);
+        if (tick + i as u64).is_multiple_of(10) {
+            let turn = turns[(tick as usize / 10 + i) % turns.len()];
+            if client.send_text(turn).await.is_err() {
+                bots.dropped.set(bots.dropped.get() + 1);
+                return;
+            }
+        }
+    }
+}
+
+/// The server's `/stats`.
+async fn get_stats(addr: SocketAddr) -> std::io::Result<serde_json::Value> {
+    let mut stream = TcpStream::connect(addr).await?;
+    stream
+        .write_all(b"GET /stats HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await?;
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).await?;
+    let text = String::from_utf8_lossy(&reply);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    serde_json::from_str(body).map_err(|e| std::io::Error::other(format!("/stats: {e}: {body}")))
+}
+
+/// The server's resident memory, from /proc (0 if it cannot be read).
+fn rss_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        })
+        .unwrap_or(0)
+}
+
+/// CPU time the server's main thread (the event loop, where all its work
+/// is) has used, in nanoseconds, from /proc (0 if it cannot be read).
+fn cpu_ns(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
