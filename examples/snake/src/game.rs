@@ -146,7 +146,6 @@ pub struct TickEvents {
     pub ate: Vec<PlayerId>,
 }
 
-// ANCHOR: game
 /// The whole game, owned by the game loop task.
 pub struct Game {
     config: Config,
@@ -157,7 +156,6 @@ pub struct Game {
     food: HashSet<Cell>,
     rng: Rng,
 }
-// ANCHOR_END: game
 
 impl Game {
     /// An empty field; `seed` makes the food and the starting places
