@@ -19,7 +19,8 @@
 //! - `leases` and `held`: every URL taken, with its deadline and holder;
 //! - `variants`: how many query strings each path has had queued;
 //! - `report`: every URL's record, a statistic or a skipped URL, as JSON;
-//! - `tokens` and `expired`: counters of leases given and run out.
+//! - `tokens` and `expired`: counters of leases given and run out;
+//! - `unreadable`: work in a host's line that held no URL, set aside.
 //!
 //! And one channel, `bell`: `complete` publishes on it when there is
 //! something new to claim, or the crawl is over, so that a process with

@@ -304,3 +304,42 @@ fn query_variants_are_counted_over_the_whole_crawl_and_robots_refusals_reported(
         })
         .unwrap();
 }
+
+#[test]
+fn work_that_cannot_be_read_is_set_aside_and_the_crawl_still_ends() {
+    let server = RedisServer::start();
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "c5");
+            let loose = Settings {
+                robots: false,
+                ..settings()
+            };
+            f.create("id", &loose, &[link("http://h/")]).await.unwrap();
+            // Someone else's bytes in the host's line, counted as pending.
+            let mut conn = server.url("c5").connect().await.unwrap();
+            conn.command(&["LPUSH", "stage3:{c5}:q:h:80", "not json"])
+                .await
+                .unwrap();
+            conn.command(&["INCR", "stage3:{c5}:pending"])
+                .await
+                .unwrap();
+            let claimed = work(f.claim(10).await.unwrap());
+            assert_eq!(claimed.len(), 1, "the good URL, and not the bad one");
+            let set_aside = conn
+                .command(&["LRANGE", "stage3:{c5}:unreadable", "0", "-1"])
+                .await
+                .unwrap();
+            assert_eq!(
+                set_aside,
+                redis_client::Frame::Array(vec![redis_client::Frame::Bulk(b"not json".to_vec())])
+            );
+            let url = "http://h/";
+            f.complete(url, claimed[0].token, None, &stat(url), &[])
+                .await
+                .unwrap();
+            assert_eq!(f.claim(10).await.unwrap(), Claim::Finished);
+        })
+        .unwrap();
+}

@@ -32,8 +32,17 @@ while wanted > 0 do
   if #first == 0 then break end
   local host = first[1]
   local work = redis.call('LPOP', P .. 'q:' .. host)
+  -- Our own processes wrote the work; anything else there (no URL in it)
+  -- is set aside, counted, and no longer pending, rather than failing
+  -- this script after the LPOP, which Redis would not undo.
+  local ok, decoded = pcall(cjson.decode, work or '')
+  local url = ok and type(decoded) == 'table' and decoded.url
+  if work and type(url) ~= 'string' then
+    redis.call('RPUSH', P .. 'unreadable', work)
+    redis.call('DECR', P .. 'pending')
+    work = nil
+  end
   if work then
-    local url = cjson.decode(work).url
     local token = redis.call('INCR', P .. 'tokens')
     redis.call('HINCRBY', P .. 'busy', host, 1)
     redis.call('HSET', P .. 'held', url, token .. '\n' .. host .. '\n' .. work)

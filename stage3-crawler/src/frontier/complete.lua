@@ -13,6 +13,9 @@ local held = redis.call('HGET', P .. 'held', url)
 if not held then return {-1} end
 local holder, host = held_parts(held)
 if holder ~= token then return {-1} end
+-- Everything that can fail, before the first write: Redis does not undo a
+-- script's writes when it fails halfway.
+local record = cjson.decode(ARGV[4])
 local now = now_ms()
 redis.call('ZREM', P .. 'leases', url)
 redis.call('HDEL', P .. 'held', url)
@@ -22,7 +25,6 @@ if ARGV[3] ~= '' then
   redis.call('HSET', P .. 'next', host, now + tonumber(ARGV[3]))
 end
 local codes, urls, new = see(5, now)
-local record = cjson.decode(ARGV[4])
 if record.num_urls ~= nil then
   record.num_urls = urls
   record.num_new_urls = new
