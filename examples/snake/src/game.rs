@@ -8,7 +8,8 @@
 //! lands on any snake's body, dies; two heads in one cell both die, and so
 //! do two heads that swap cells. A tail that moves away this tick frees its
 //! cell: following another snake closely is safe. A dead snake's body
-//! turns to food, and its player may respawn.
+//! turns to food (up to twice the usual amount of food on the field), and
+//! its player may respawn.
 //!
 //! What every client receives each tick, as JSON:
 //! `{"tick":N,"w":W,"h":H,"food":[[x,y],...],"snakes":[{"id":ID,
@@ -284,7 +285,10 @@ impl Game {
                 events.deaths.push((id, death));
             }
         }
-        // 3. The dead leave food where they lay (on the field only).
+        // 3. The dead leave food where they lay (on the field only), up to
+        //    twice the usual amount: food must not pile up for ever, or
+        //    every tick's state would keep growing.
+        let most_food = 2 * (self.config.food + self.players.len());
         for &(id, _) in &events.deaths {
             let body: Vec<Cell> = match self.players.get_mut(&id) {
                 Some(player) => {
@@ -293,7 +297,12 @@ impl Game {
                 }
                 None => continue,
             };
-            let on_field: Vec<Cell> = body.into_iter().filter(|&c| self.in_field(c)).collect();
+            let room = most_food.saturating_sub(self.food.len());
+            let on_field: Vec<Cell> = body
+                .into_iter()
+                .filter(|&c| self.in_field(c))
+                .take(room)
+                .collect();
             self.food.extend(on_field);
         }
         self.top_up_food();
@@ -539,6 +548,15 @@ mod tests {
         assert!(g.players[&ids[0]].turns.is_empty());
         g.leave(ids[0]);
         assert!(g.is_empty());
+    }
+
+    #[test]
+    fn food_from_the_dead_is_capped() {
+        // One player: at most 2 x (0 + 1) pieces of food.
+        let long: Vec<Cell> = (0..8).map(|x| (9 - x, 5)).collect();
+        let (mut g, _) = game(&[(&long, Direction::Right)], &[]);
+        g.tick();
+        assert_eq!(g.food.len(), 2);
     }
 
     #[test]
