@@ -297,6 +297,32 @@ impl Server {
     }
 }
 
+/// Starts a server on a free port of 127.0.0.1, in a thread of its own
+/// with its own runtime, and returns its address: for tests, and for
+/// programs that run the game beside other work. It runs until the
+/// process ends.
+pub fn start_in_thread(options: Options) -> io::Result<SocketAddr> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("snake-server".into())
+        .spawn(move || {
+            let any_port = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0));
+            let bound = TcpListener::bind(any_port).and_then(|l| Ok((l.local_addr()?, l)));
+            let listener = match bound {
+                Ok((addr, listener)) => {
+                    let _ = tx.send(Ok(addr));
+                    listener
+                }
+                Err(e) => return drop(tx.send(Err(e))),
+            };
+            // `serve` never returns: only the runtime can fail.
+            let Err(e) = runtime::run_until_complete(Server::new(options).serve(listener));
+            log::error!("the snake server stopped: {e}");
+        })?;
+    rx.recv()
+        .map_err(|_| io::Error::other("the server's thread ended before it listened"))?
+}
+
 /// How a player's connection ended, for the log.
 enum Ended {
     /// The client closed, with this code.

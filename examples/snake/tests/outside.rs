@@ -10,17 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use snake::game;
-use snake::server::{Options, Server};
-
-fn start(options: Options) -> std::net::SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let listener = runtime::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-        tx.send(listener.local_addr().unwrap()).unwrap();
-        let _ = runtime::run_until_complete(Server::new(options).serve(listener));
-    });
-    rx.recv().unwrap()
-}
+use snake::server::{Options, start_in_thread};
 
 /// `.ci/venv`'s Python, where `.ci/test` installs `websockets`.
 fn python() -> PathBuf {
@@ -51,10 +41,11 @@ fn run_python(args: &[&str]) {
 
 #[test]
 fn pythons_websockets_library_speaks_with_the_server() {
-    let addr = start(Options {
+    let addr = start_in_thread(Options {
         tick: Duration::from_millis(20),
         ..Options::default()
-    });
+    })
+    .unwrap();
     let port = addr.port().to_string();
     run_python(&[script("ws_protocol.py").to_str().unwrap(), &port]);
 }
@@ -124,14 +115,15 @@ fn running_as_root() -> bool {
 #[test]
 fn a_real_browser_draws_the_game_and_steers_with_the_keys() {
     // A big field, so that the snake has room to turn before any wall.
-    let addr = start(Options {
+    let addr = start_in_thread(Options {
         game: game::Config {
             width: 120,
             height: 90,
             ..game::Config::default()
         },
         ..Options::default()
-    });
+    })
+    .unwrap();
     let (_chromium, devtools) = Chromium::start();
     let page = format!("http://{addr}/?name=browser");
     run_python(&[

@@ -9,19 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use snake::game;
-use snake::server::{Options, Server};
-
-/// Starts a server on a free port, in a thread of its own with its own
-/// runtime, and returns its address. It runs until the test process ends.
-fn start(options: Options) -> SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let listener = runtime::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-        tx.send(listener.local_addr().unwrap()).unwrap();
-        let _ = runtime::run_until_complete(Server::new(options).serve(listener));
-    });
-    rx.recv().unwrap()
-}
+use snake::server::{Options, start_in_thread};
 
 /// Fast ticks, so that tests are quick.
 fn options() -> Options {
@@ -221,7 +209,7 @@ fn hello(client: &mut Client) -> u64 {
 
 #[test]
 fn the_page_and_the_stats_are_served() {
-    let addr = start(options());
+    let addr = start_in_thread(options()).unwrap();
     let (status, body) = http_get(addr, "/");
     assert_eq!(status, 200);
     assert!(body.contains("<canvas"), "{body}");
@@ -237,14 +225,15 @@ fn the_page_and_the_stats_are_served() {
 fn a_player_joins_sees_every_tick_and_steers() {
     // A big field: the snake starts heading away from the nearest wall,
     // with room for the whole test.
-    let addr = start(Options {
+    let addr = start_in_thread(Options {
         game: game::Config {
             width: 100,
             height: 100,
             ..game::Config::default()
         },
         ..options()
-    });
+    })
+    .unwrap();
     let mut alice = Client::open(addr, "alice");
     let me = hello(&mut alice);
     let first = alice.state();
@@ -300,7 +289,7 @@ fn a_player_joins_sees_every_tick_and_steers() {
 
 #[test]
 fn bad_input_closes_that_connection_with_the_right_code_and_the_game_goes_on() {
-    let addr = start(options());
+    let addr = start_in_thread(options()).unwrap();
     let mut watcher = Client::open(addr, "watcher");
     hello(&mut watcher);
 
@@ -361,7 +350,7 @@ fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
     // Big frames (a field with 20,000 pieces of food: 200 KB a tick), so
     // that the kernel's buffers fill in a few seconds and the outbox cap is
     // what is left.
-    let addr = start(Options {
+    let addr = start_in_thread(Options {
         tick: Duration::from_millis(50),
         outbox_cap: 8,
         game: game::Config {
@@ -370,7 +359,8 @@ fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
             food: 20_000,
         },
         ..Options::default()
-    });
+    })
+    .unwrap();
     let mut reader = Client::open(addr, "reader");
     hello(&mut reader);
     let mut sleeper = Client::open(addr, "sleeper");
