@@ -102,15 +102,6 @@ enum Next {
     Links(Vec<Url>),
 }
 
-impl Found {
-    fn nothing(stat: FetchStatistic) -> Found {
-        Found {
-            stat,
-            next: Next::Nothing,
-        }
-    }
-}
-
 /// Someone who wants each statistic as it is recorded.
 type StatSink = Box<dyn FnMut(&FetchStatistic)>;
 
@@ -1227,5 +1218,16 @@ impl Crawler {
             done.iter()
                 .any(|stat| stat.url == root.as_str() && stat.exception.is_none())
         })
+    }
+}
+
+// After `impl Crawler`, so that the crawler's methods keep their names in
+// a debugger (`crawling::{impl#0}::fetch`, as the Debugger appendix shows).
+impl Found {
+    fn nothing(stat: FetchStatistic) -> Found {
+        Found {
+            stat,
+            next: Next::Nothing,
+        }
     }
 }

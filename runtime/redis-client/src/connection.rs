@@ -69,6 +69,10 @@ impl From<Error> for io::Error {
 pub struct Connection {
     stream: TcpStream,
     buf: Vec<u8>,
+    /// Where each read lands, kept with the connection rather than on the
+    /// stack of `read_frame`: a buffer on the stack across an `.await`
+    /// would make every future that awaits a reply 16 KiB larger.
+    chunk: Box<[u8]>,
     addr: SocketAddr,
 }
 
@@ -95,6 +99,7 @@ impl Connection {
         Ok(Connection {
             stream,
             buf: Vec::with_capacity(4096),
+            chunk: vec![0; 16 * 1024].into_boxed_slice(),
             addr,
         })
     }
@@ -155,14 +160,13 @@ impl Connection {
 
     /// Reads the next whole frame, reading from the socket as needed.
     async fn read_frame(&mut self) -> Result<Frame, Error> {
-        let mut chunk = [0u8; 16 * 1024];
         loop {
             if let Some((frame, used)) = frame::parse(&self.buf).map_err(Error::Protocol)? {
                 trace_bytes("<", self.buf.get(..used).unwrap_or_default());
                 self.buf.drain(..used);
                 return Ok(frame);
             }
-            match self.stream.read(&mut chunk).await? {
+            match self.stream.read(&mut self.chunk).await? {
                 0 => {
                     return Err(Error::Io(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -171,7 +175,7 @@ impl Connection {
                 }
                 n => self
                     .buf
-                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
+                    .extend_from_slice(self.chunk.get(..n).unwrap_or_default()),
             }
         }
     }
