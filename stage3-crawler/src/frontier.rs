@@ -48,6 +48,10 @@ macro_rules! script {
 /// dead.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The shortest lease: renewed every third of it, a shorter one would keep
+/// a process busy renewing.
+pub const MIN_LEASE: Duration = Duration::from_millis(100);
+
 /// The longest pause between two tries to reach a lost Redis.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
@@ -116,6 +120,8 @@ pub enum Seen {
 /// A URL taken under a lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Leased {
+    /// The URL, as the frontier keeps it.
+    pub url: String,
     /// The lease's token: only its holder may complete or renew it.
     pub token: u64,
     /// Its host key.
@@ -165,6 +171,8 @@ pub struct Status {
     pub finished_ms: u64,
     /// Workers of every process that joined it, summed.
     pub workers: u64,
+    /// Work set aside because it held no URL: seen, and in no report.
+    pub unreadable: u64,
 }
 
 /// A crawl's frontier in Redis, for one process.
@@ -173,7 +181,7 @@ pub struct Frontier {
     prefix: String,
     pool: Pool,
     /// How long to keep trying a lost Redis before giving up.
-    patience: Duration,
+    patience: Cell<Duration>,
     /// Whether the last try failed, so that the recovery is logged once.
     lost: Cell<bool>,
     /// A connection subscribed to the crawl's `bell`, once there is one.
@@ -193,7 +201,7 @@ impl Frontier {
             prefix: format!("stage3:{{{}}}:", url.name),
             pool: Pool::new(url.clone(), connections),
             url,
-            patience,
+            patience: Cell::new(patience),
             lost: Cell::new(false),
             bell: Cell::new(None),
             init: script!("init.lua"),
@@ -232,7 +240,7 @@ impl Frontier {
             settings.max_pages.map_or("-1".into(), |n| n.to_string()),
             u8::from(settings.robots).to_string(),
             settings.delay.as_millis().to_string(),
-            settings.lease.as_millis().max(1).to_string(),
+            settings.lease.max(MIN_LEASE).as_millis().to_string(),
             settings.max_query_variants.to_string(),
         ];
         let mut args: Vec<&[u8]> = vec![identity.as_bytes()];
@@ -255,23 +263,28 @@ impl Frontier {
         let kind = items.next();
         match kind.as_ref().and_then(Frame::as_str) {
             Some("finished") => Ok(Claim::Finished),
+            Some("gone") => Err(self.gone()),
             Some("wait") => {
                 let ms = items.next().and_then(|f| f.as_integer()).unwrap_or(1);
                 Ok(Claim::Wait(Duration::from_millis(ms.max(1) as u64)))
             }
             Some("work") => {
                 let rest: Vec<Frame> = items.collect();
-                let mut leased = Vec::with_capacity(rest.len() / 3);
-                for group in rest.chunks(3) {
-                    let [token, host, work] = group else {
+                let mut leased = Vec::with_capacity(rest.len() / 4);
+                for group in rest.chunks(4) {
+                    let [url, token, host, work] = group else {
                         return Err(unexpected("claim"));
                     };
-                    let (Some(token), Some(host), Some(work)) =
-                        (token.as_integer(), host.as_str(), work.as_str())
-                    else {
+                    let (Some(url), Some(token), Some(host), Some(work)) = (
+                        url.as_str(),
+                        token.as_integer(),
+                        host.as_str(),
+                        work.as_str(),
+                    ) else {
                         return Err(unexpected("claim"));
                     };
                     leased.push(Leased {
+                        url: url.to_string(),
                         token: token as u64,
                         host: host.to_string(),
                         work: work.to_string(),
@@ -310,6 +323,7 @@ impl Frontier {
             .collect::<io::Result<_>>()?;
         match codes.as_slice() {
             [-1, ..] => Ok(Completed::Lost),
+            [-2, ..] => Err(self.gone()),
             [urls, new, codes @ ..] => Ok(Completed::Done {
                 urls: (*urls).max(0) as usize,
                 new: (*new).max(0) as usize,
@@ -378,7 +392,12 @@ impl Frontier {
 
     /// The crawl's counters.
     pub async fn status(&self) -> io::Result<Status> {
-        let keys = [self.key("pending"), self.key("expired"), self.key("meta")];
+        let keys = [
+            self.key("pending"),
+            self.key("expired"),
+            self.key("meta"),
+            self.key("unreadable"),
+        ];
         let reply = self
             .call(async |conn: &mut Connection| {
                 let replies = conn
@@ -388,6 +407,7 @@ impl Frontier {
                         vec!["HGET", keys[2].as_str(), "created"],
                         vec!["HGET", keys[2].as_str(), "finished"],
                         vec!["HGET", keys[2].as_str(), "workers"],
+                        vec!["LLEN", keys[3].as_str()],
                     ])
                     .await?;
                 let numbers = replies
@@ -407,6 +427,7 @@ impl Frontier {
             created_ms: n.get(2).copied().unwrap_or(0),
             finished_ms: n.get(3).copied().unwrap_or(0),
             workers: n.get(4).copied().unwrap_or(0),
+            unreadable: n.get(5).copied().unwrap_or(0),
         })
     }
 
@@ -426,8 +447,8 @@ impl Frontier {
     /// Changes how long a lost Redis is tried again: none at all when a
     /// process starts (an unreachable Redis is a mistake to report at
     /// once), longer once the crawl runs.
-    pub fn set_patience(&mut self, patience: Duration) {
-        self.patience = patience;
+    pub fn set_patience(&self, patience: Duration) {
+        self.patience.set(patience);
     }
 
     /// Deletes every key of the crawl. Returns how many there were.
@@ -470,7 +491,10 @@ impl Frontier {
     pub async fn wait_for_news(&self, longest: Duration) {
         let conn = match self.bell.take() {
             Some(conn) => Some(conn),
-            None => self.subscribe().await.ok(),
+            None => runtime::timeout(longest, self.subscribe())
+                .await
+                .ok()
+                .and_then(Result::ok),
         };
         let Some(conn) = conn else {
             return runtime::sleep(longest).await;
@@ -495,6 +519,18 @@ impl Frontier {
         Ok(conn)
     }
     // ANCHOR_END: doorbell
+
+    /// The crawl's keys vanished under us: a Redis that restarted without
+    /// keeping its data, a flush, an eviction, `--frontier-clear`. Going on
+    /// would look like a finished crawl.
+    fn gone(&self) -> io::Error {
+        io::Error::other(format!(
+            "the crawl at {} is gone from Redis (restarted without its data, flushed, evicted \
+             or cleared): run Redis with persistence (appendonly yes) and \
+             maxmemory-policy noeviction",
+            self.url
+        ))
+    }
 
     fn key(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
@@ -535,16 +571,17 @@ impl Frontier {
                     }
                     return Ok(reply);
                 }
-                Ok(Err(e)) if !e.is_fatal() => {
+                Ok(Err(e)) if !e.is_fatal() && !is_transient(&e) => {
                     return Err(io::Error::other(format!("{}: {e}", self.url)));
                 }
                 Ok(Err(e)) => e.to_string(),
                 Err(_) => format!("no answer in {COMMAND_TIMEOUT:?}"),
             };
-            if started.elapsed() + pause > self.patience {
+            if started.elapsed() + pause > self.patience.get() {
                 return Err(io::Error::other(format!(
                     "lost redis at {} ({error}), and it did not come back in {:?}",
-                    self.url, self.patience
+                    self.url,
+                    self.patience.get()
                 )));
             }
             if !self.lost.replace(true) {
@@ -569,6 +606,15 @@ impl Drop for Kept<'_> {
             self.cell.set(Some(conn));
         }
     }
+}
+
+/// A refusal that passes by itself: Redis loading its data after a
+/// restart, busy with a slow script, or a replica between masters.
+fn is_transient(e: &Error) -> bool {
+    matches!(e, Error::Server(message)
+        if ["LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN"]
+            .iter()
+            .any(|prefix| message.starts_with(prefix)))
 }
 
 fn push_links<'a>(args: &mut Vec<&'a [u8]>, links: &'a [Link]) {

@@ -210,7 +210,7 @@ pub struct Joined {
 /// it. Without roots, waits up to [`JOIN_WAIT`] for it to be created.
 pub async fn join(args: &Args, url: &RedisUrl) -> io::Result<Joined> {
     // An unreachable Redis at the start is reported at once.
-    let mut frontier = Frontier::new(url.clone(), CONNECTIONS, Duration::ZERO);
+    let frontier = Frontier::new(url.clone(), CONNECTIONS, Duration::ZERO);
     let ours = Identity {
         format: FORMAT,
         roots: args.roots.iter().map(Url::to_string).collect(),
@@ -338,8 +338,12 @@ pub async fn merged_report(
             }
         }
     }
+    // HSCAN may return a field twice while the hash changes (a crawl still
+    // running): each URL once.
     done.sort_by(|a, b| a.url.cmp(&b.url));
+    done.dedup_by(|a, b| a.url == b.url);
     skipped.sort_by(|a, b| a.url.cmp(&b.url));
+    skipped.dedup_by(|a, b| a.url == b.url);
     let end_ms = if status.finished_ms > 0 {
         status.finished_ms
     } else {
@@ -371,9 +375,11 @@ pub async fn merged_report(
         reporting::report_of(&crawl, list_skipped, out)?;
     }
     // The report is short of these URLs: say so in the exit status too.
-    if unreadable > 0 {
+    if unreadable > 0 || status.unreadable > 0 {
         return Err(io::Error::other(format!(
-            "{unreadable} records of the crawl could not be read, and are not in the report"
+            "{} records and {} queued URLs of the crawl could not be read, and are not in \
+             the report",
+            unreadable, status.unreadable
         )));
     }
     Ok(())

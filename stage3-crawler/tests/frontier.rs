@@ -343,3 +343,29 @@ fn work_that_cannot_be_read_is_set_aside_and_the_crawl_still_ends() {
         })
         .unwrap();
 }
+
+#[test]
+fn a_crawl_whose_keys_vanished_is_an_error_not_a_finished_crawl() {
+    let server = RedisServer::start();
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "c6");
+            f.create("id", &settings(), &[link("http://h/")])
+                .await
+                .unwrap();
+            let leased = work(f.claim(1).await.unwrap());
+            // A Redis that restarted without its data, or was flushed.
+            let mut conn = server.url("c6").connect().await.unwrap();
+            conn.command(&["FLUSHALL"]).await.unwrap();
+            let claimed = f.claim(1).await.unwrap_err().to_string();
+            assert!(claimed.contains("is gone from Redis"), "{claimed}");
+            let completed = f
+                .complete("http://h/", leased[0].token, None, &stat("http://h/"), &[])
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(completed.contains("is gone from Redis"), "{completed}");
+        })
+        .unwrap();
+}

@@ -20,12 +20,16 @@ use serde_json::json;
 use url::Url;
 
 use super::{Crawler, Found, Next, Work};
-use crate::frontier::{Claim, Completed, Frontier, Link, Seen};
+use crate::frontier::{Claim, Completed, Frontier, Link, MIN_LEASE, Seen};
 use crate::journal::stat_json;
 use crate::politeness::host_key;
 use crate::reporting::json_skipped;
 use crate::skipped::{SkipReason, Skipped};
+use crate::stats::{Exception, FetchStatistic};
 use crate::traps::variant_key;
+
+/// How long giving back leases may try a lost Redis, on the way out.
+const RELEASE_PATIENCE: Duration = Duration::from_secs(2);
 
 /// The longest a feeder with nothing to do waits before asking again,
 /// should the bell not ring (a lost subscription, a lease that runs out).
@@ -48,7 +52,7 @@ impl Shared {
     pub fn new(frontier: Frontier, lease: Duration) -> Shared {
         Shared {
             frontier,
-            lease,
+            lease: lease.max(MIN_LEASE),
             held: RefCell::new(HashMap::new()),
             freed: Queue::new(),
         }
@@ -61,6 +65,17 @@ impl Shared {
             .map(|(url, token)| (url.clone(), *token))
             .collect()
     }
+}
+
+/// Forgets a lease of ours, unless it was replaced: this process may have
+/// claimed the URL again, under a new token, after the old lease ran out.
+fn release_held(shared: &Shared, url: &str, token: u64) {
+    let mut held = shared.held.borrow_mut();
+    if held.get(url) == Some(&token) {
+        held.remove(url);
+    }
+    drop(held);
+    shared.freed.put_nowait(());
 }
 
 /// The work JSON the frontier keeps for a URL.
@@ -108,15 +123,28 @@ impl Crawler {
             }
             while shared.freed.get_nowait().is_some() {}
             match shared.frontier.claim(free).await? {
-                Claim::Finished => return Ok(()),
+                Claim::Finished => {
+                    // Our own last completions may have ended it: let their
+                    // workers keep what they found before they are cancelled.
+                    while !shared.held.borrow().is_empty() {
+                        shared.freed.get().await;
+                    }
+                    return Ok(());
+                }
                 Claim::Work(leased) => {
                     for leased in leased {
-                        let work = self.leased_work(&leased.work, leased.token)?;
+                        let work = self.leased_work(&leased.work, leased.token);
                         shared
                             .held
                             .borrow_mut()
-                            .insert(work.url.to_string(), leased.token);
-                        self.q.put_nowait(work);
+                            .insert(leased.url.clone(), leased.token);
+                        match work {
+                            Some(work) => self.q.put_nowait(work),
+                            None => {
+                                self.complete_unreadable(&leased.url, leased.token, &leased.work)
+                                    .await
+                            }
+                        }
                     }
                 }
                 Claim::Wait(wait) => {
@@ -132,27 +160,47 @@ impl Crawler {
     }
     // ANCHOR_END: feed
 
-    /// The work a claim returned, as the frontier's JSON holds it.
-    fn leased_work(&self, json: &str, token: u64) -> io::Result<Work> {
-        let bad = || {
-            io::Error::other(format!(
-                "the frontier holds work this crawler cannot read: {json}"
-            ))
-        };
-        let v: serde_json::Value = serde_json::from_str(json).map_err(|_| bad())?;
-        let url = v["url"]
-            .as_str()
-            .and_then(|u| Url::parse(u).ok())
-            .ok_or_else(bad)?;
+    /// The work a claim returned, as the frontier's JSON holds it; `None`
+    /// if it cannot be read.
+    fn leased_work(&self, json: &str, token: u64) -> Option<Work> {
+        let v: serde_json::Value = serde_json::from_str(json).ok()?;
         let number = |key: &str| v[key].as_u64().and_then(|n| u32::try_from(n).ok());
-        Ok(Work {
-            url,
-            max_redirect: number("redirects").ok_or_else(bad)?,
+        Some(Work {
+            url: Url::parse(v["url"].as_str()?).ok()?,
+            max_redirect: number("redirects")?,
             from: v["from"].as_str().map(Rc::from),
-            depth: number("depth").ok_or_else(bad)?,
+            depth: number("depth")?,
             sitemap: false,
             lease: Some(token),
         })
+    }
+
+    /// Work nobody can fetch (written by something else, or damaged):
+    /// completed as a failure, so that it is reported and the crawl goes
+    /// on, rather than stopping every process that claims it.
+    async fn complete_unreadable(&self, url: &str, token: u64, json: &str) {
+        self.log.error(format_args!(
+            "the frontier holds work this crawler cannot read: {json}"
+        ));
+        let Some(shared) = &self.shared else { return };
+        let stat = FetchStatistic::failure(
+            url.to_string(),
+            Exception {
+                kind: "internal",
+                message: "the frontier held work this crawler cannot read".into(),
+            },
+        );
+        let record = stat_json(&stat).to_string();
+        match shared
+            .frontier
+            .complete(url, token, None, &record, &[])
+            .await
+        {
+            Ok(Completed::Done { .. }) => self.keep_statistic(stat),
+            Ok(Completed::Lost) => {}
+            Err(e) => self.log.error(format_args!("completing {url}: {e}")),
+        }
+        release_held(shared, url, token);
     }
 
     /// Extends this process's leases, every third of a lease, for as long
@@ -173,6 +221,8 @@ impl Crawler {
     pub(super) async fn release_leases(&self) {
         let Some(shared) = &self.shared else { return };
         let held = shared.held();
+        // A Redis that was lost has had its patience already.
+        shared.frontier.set_patience(RELEASE_PATIENCE);
         match shared.frontier.release(&held).await {
             Ok(n) if n > 0 => self.log.info(format_args!(
                 "gave {n} unfinished URLs back to the frontier"
@@ -277,8 +327,7 @@ impl Crawler {
             .frontier
             .complete(url, token, delay, record, links)
             .await;
-        shared.held.borrow_mut().remove(url);
-        shared.freed.put_nowait(());
+        release_held(shared, url, token);
         match completed {
             Ok(Completed::Done { urls, new, seen }) => Some((urls, new, seen)),
             Ok(Completed::Lost) => {

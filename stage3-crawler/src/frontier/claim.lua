@@ -3,8 +3,11 @@
 -- (a free slot, its delay over). First, the URLs whose lease ran out (a
 -- process died, or stalled) go back to the head of their host's line.
 -- Returns {'finished'} when no URL is queued or leased anywhere;
--- {'work', token, host, work, ...}; or {'wait', ms} when nothing is ready
+-- {'work', url, token, host, work, ...}; or {'wait', ms} when nothing is ready
 -- yet: how long until a host's delay ends or a lease runs out.
+-- The crawl's keys may be gone (a Redis restarted without its data, or
+-- flushed): then `pending` reads 0, and the crawl would look finished.
+if redis.call('HEXISTS', P .. 'meta', 'identity') == 0 then return {'gone'} end
 local now = now_ms()
 local expired = redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)
 for _, url in ipairs(expired) do
@@ -47,6 +50,7 @@ while wanted > 0 do
     redis.call('HINCRBY', P .. 'busy', host, 1)
     redis.call('HSET', P .. 'held', url, token .. '\n' .. host .. '\n' .. work)
     redis.call('ZADD', P .. 'leases', now + lease, url)
+    table.insert(out, url)
     table.insert(out, token)
     table.insert(out, host)
     table.insert(out, work)

@@ -5,10 +5,12 @@
 -- URLs it led to, in `see`'s groups. All of it at once, or nothing: a
 -- crash between recording the page and queueing its links would lose the
 -- links; between queueing them and releasing the lease would count the
--- page twice. Returns {-1} if the lease is no longer ours (it ran out,
--- and the URL went back to the queue); else the page's num_urls and
+-- page twice. Returns {-2} if the crawl is gone from Redis, {-1} if the
+-- lease is no longer ours (it ran out, and the URL went back to the
+-- queue); else the page's num_urls and
 -- num_new_urls, then `see`'s codes.
 local url, token = ARGV[1], ARGV[2]
+if redis.call('HEXISTS', P .. 'meta', 'identity') == 0 then return {-2} end
 local held = redis.call('HGET', P .. 'held', url)
 if not held then return {-1} end
 local holder, host = held_parts(held)
