@@ -1,6 +1,7 @@
 //! What the game loop measures about itself: how regular its ticks are,
 //! what a tick costs, and what it sends.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Tick intervals kept for the percentiles: the last minute at 10 ticks
@@ -15,9 +16,9 @@ pub struct TickStats {
     first: Option<Instant>,
     last: Option<Instant>,
     /// The last [`KEPT`] intervals between two tick starts.
-    intervals: Vec<Duration>,
+    intervals: VecDeque<Duration>,
     /// The last [`KEPT`] ticks' own time: the game and the broadcast.
-    costs: Vec<Duration>,
+    costs: VecDeque<Duration>,
     /// The last tick's frame, in bytes.
     pub frame_bytes: usize,
     /// Players at the last tick.
@@ -80,18 +81,18 @@ impl TickStats {
     }
 }
 
-fn push_bounded(values: &mut Vec<Duration>, value: Duration) {
+fn push_bounded(values: &mut VecDeque<Duration>, value: Duration) {
     if values.len() == KEPT {
-        values.remove(0);
+        values.pop_front();
     }
-    values.push(value);
+    values.push_back(value);
 }
 
-fn percentile(values: &[Duration], p: f64) -> Duration {
+fn percentile(values: &VecDeque<Duration>, p: f64) -> Duration {
     if values.is_empty() {
         return Duration::ZERO;
     }
-    let mut sorted = values.to_vec();
+    let mut sorted: Vec<Duration> = values.iter().copied().collect();
     sorted.sort();
     let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
     sorted[rank.min(sorted.len() - 1)]

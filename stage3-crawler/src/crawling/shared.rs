@@ -15,7 +15,7 @@ use std::io;
 use std::rc::Rc;
 use std::time::Duration;
 
-use runtime::{Either, Queue};
+use runtime::Queue;
 use serde_json::json;
 use url::Url;
 
@@ -151,9 +151,7 @@ impl Crawler {
                     // Until one of ours is done, another process rings, or
                     // a host's delay or a lease ends.
                     let news = shared.frontier.wait_for_news(wait.min(MAX_WAIT));
-                    if let Either::Left(()) = runtime::select(shared.freed.get(), news).await {
-                        shared.freed.put_nowait(()); // drained above, next turn
-                    }
+                    let _ = runtime::select(shared.freed.get(), news).await;
                 }
             }
         }
