@@ -15,6 +15,7 @@
 //! | `oneshot` | (ours) a result handed from a helper thread to a task |
 //! | `queue` | `asyncio.Queue` |
 //! | `gather` | `asyncio.gather` |
+//! | `signal` | `loop.add_signal_handler` |
 //! | `future` | `asyncio.sleep(0)`, `asyncio.wait(FIRST_COMPLETED)`, and a panic caught |
 //! | `recorder`, `chrome_trace` | asyncio's debug mode; (ours) a timeline of every poll and wake |
 //!
@@ -41,6 +42,7 @@ pub mod oneshot;
 mod queue;
 mod reactor;
 mod recorder;
+mod signal;
 mod task;
 mod time;
 mod waker;
@@ -60,6 +62,7 @@ pub use net::{TcpListener, TcpStream, resolve};
 pub use queue::{Get, Join, Queue, TaskDoneError};
 pub use reactor::{Direction, Registration};
 pub use recorder::{Actor, Event, Lints, Outcome, Record, Recording, Warning, WarningKind};
+pub use signal::SignalPipe;
 pub use task::{JoinError, JoinHandle, TaskState};
 pub use time::{Elapsed, Sleep, deadline_after, now, sleep, sleep_until, timeout};
 pub use waker::TaskId;

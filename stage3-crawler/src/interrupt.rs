@@ -1,25 +1,15 @@
-//! Ctrl-C, on our own runtime: the self-pipe trick.
-//!
-//! A signal handler may do almost nothing safely; writing a byte to a pipe
-//! is one of the few things it may. `signal-hook` installs a handler for
-//! SIGINT that writes to one end of a socket pair. The other end is an
-//! ordinary non-blocking socket, registered with our reactor like any TCP
-//! connection, so "Ctrl-C was pressed" arrives as "this socket is
-//! readable", and wakes the task waiting on it.
+//! Ctrl-C, on our own runtime: the runtime's [`SignalPipe`] (the
+//! self-pipe trick) for SIGINT.
 //!
 //! The same pipe counts the presses that come later, while the report is
 //! written: [`ReportOut`] lets a Ctrl-C end a long report, but only between
 //! two lines, and never one that came in the first moment (`timeout`
 //! delivers one Ctrl-C twice, microseconds apart).
 
-use std::ffi::c_int;
-use std::future::poll_fn;
-use std::io::{self, Read, Write};
-use std::os::unix::net::UnixStream;
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
-use runtime::{Direction, Registration};
-use signal_hook::SigId;
+use runtime::SignalPipe;
 use signal_hook::consts::SIGINT;
 
 /// The exit status of a process ended by Ctrl-C, by shell convention
@@ -27,66 +17,14 @@ use signal_hook::consts::SIGINT;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 // ANCHOR: interrupt
-/// One signal, delivered as readiness: a handler that writes a byte per
-/// signal to one end of a socket pair, and the other end registered with
-/// our reactor. Dropping it removes the handler, so the signal has its
-/// default meaning again. Create it inside `Runtime::block_on`.
-pub struct SignalPipe {
-    reader: Registration<mio::net::UnixStream>,
-    handler: SigId,
-}
-
-impl SignalPipe {
-    /// Installs the handler for `signal`.
-    pub fn install(signal: c_int) -> io::Result<SignalPipe> {
-        let (reader, writer) = UnixStream::pair()?;
-        reader.set_nonblocking(true)?;
-        writer.set_nonblocking(true)?;
-        // The handler only writes its byte: it never exits the process
-        // itself, which could cut the report in the middle of a line.
-        let handler = signal_hook::low_level::pipe::register(signal, writer)?;
-        let reader = Registration::new(mio::net::UnixStream::from_std(reader))?;
-        Ok(SignalPipe { reader, handler })
-    }
-
-    /// Completes when the signal has arrived (at least once since the
-    /// last `wait` or `take`).
-    pub async fn wait(&self) -> io::Result<()> {
-        let mut byte = [0u8; 1];
-        poll_fn(|cx| {
-            self.reader
-                .poll_io(cx, Direction::Read, |mut r| r.read(&mut byte))
-        })
-        .await
-        .map(drop)
-    }
-
-    /// How many signals arrived since the last call (or since `wait`
-    /// returned). Never blocks.
-    pub fn take(&self) -> usize {
-        let mut bytes = [0u8; 64];
-        let mut count = 0;
-        while let Ok(n @ 1..) = self.reader.get_ref().read(&mut bytes) {
-            count += n;
-        }
-        count
-    }
-}
-
-impl Drop for SignalPipe {
-    fn drop(&mut self) {
-        // The registration deregisters the pipe after this.
-        signal_hook::low_level::unregister(self.handler);
-    }
-}
-
-/// The Ctrl-C (SIGINT) watcher. Must be created inside `Runtime::block_on`.
+/// The Ctrl-C (SIGINT) watcher.
+#[derive(Debug)]
 pub struct Interrupt(SignalPipe);
 
 impl Interrupt {
     /// Installs the SIGINT handler.
     pub fn install() -> io::Result<Interrupt> {
-        SignalPipe::install(SIGINT).map(Interrupt)
+        SignalPipe::install(&[SIGINT]).map(Interrupt)
     }
 
     /// Completes when Ctrl-C is pressed.

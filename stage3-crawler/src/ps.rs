@@ -3,7 +3,7 @@
 //! task table to stderr (each task's id, state, name and where it was
 //! spawned, from [`runtime::task_table`]) and carries on.
 //!
-//! The signal arrives the way Ctrl-C does (see [`crate::interrupt`]): the
+//! The signal arrives the way Ctrl-C does (through [`runtime::SignalPipe`]): the
 //! handler writes a byte to a socket pair, and a task on our runtime waits
 //! for the other end to be readable. The handler is removed when the
 //! watcher is dropped, and SIGUSR1 has its default meaning again.
@@ -12,7 +12,7 @@ use std::io;
 
 use signal_hook::consts::SIGUSR1;
 
-use crate::interrupt::SignalPipe;
+use runtime::SignalPipe;
 
 // ANCHOR: ps
 /// The SIGUSR1 watcher. Install it inside `Runtime::block_on`, before the
@@ -23,7 +23,7 @@ pub struct Ps(SignalPipe);
 impl Ps {
     /// Installs the SIGUSR1 handler.
     pub fn install() -> io::Result<Ps> {
-        SignalPipe::install(SIGUSR1).map(Ps)
+        SignalPipe::install(&[SIGUSR1]).map(Ps)
     }
 
     /// Prints the task table on every SIGUSR1. Never completes: drop it

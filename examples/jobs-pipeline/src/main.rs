@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         }
     };
     // Before the banner: whoever reads it may signal us at once.
-    let signals = match signals::SignalPipe::install() {
+    let signals = match signals::install() {
         Ok(signals) => signals,
         Err(e) => {
             eprintln!("jobs-pipeline: cannot handle Ctrl-C: {e}");

@@ -12,9 +12,9 @@ use jobs_pipeline::api::{Api, ApiConfig};
 use jobs_pipeline::consumer::{self, ConsumerConfig};
 use jobs_pipeline::postgres::PgConfig;
 use redis_client::RedisUrl;
-use runtime::{run_until_complete, spawn};
+use runtime::{SignalPipe, run_until_complete, spawn};
 
-use crate::signals::SignalPipe;
+use crate::signals;
 
 /// `jobs-pipeline api`: POST /jobs appends each job to the stream
 /// NAME:stream and answers 202 once Redis has it (503 if Redis is down); an
@@ -135,7 +135,7 @@ fn run_api(config: ApiConfig) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let signals = match SignalPipe::install() {
+    let signals = match signals::install() {
         Ok(signals) => signals,
         Err(e) => {
             eprintln!("jobs-pipeline api: cannot handle Ctrl-C: {e}");
@@ -178,7 +178,7 @@ fn run_api(config: ApiConfig) -> ExitCode {
 }
 
 fn run_store(config: ConsumerConfig) -> ExitCode {
-    let signals = match SignalPipe::install() {
+    let signals = match signals::install() {
         Ok(signals) => signals,
         Err(e) => {
             eprintln!("jobs-pipeline store: cannot handle Ctrl-C: {e}");

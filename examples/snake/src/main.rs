@@ -1,12 +1,14 @@
 //! `cargo run -p snake`: the multiplayer snake server. Open the URL it
-//! prints in a browser; every tab is a player.
+//! prints in a browser; every tab is a player. Ctrl-C (or SIGTERM) stops
+//! it cleanly: every player is told the server is going away (1001).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use runtime::{TcpListener, run_until_complete};
+use runtime::{SignalPipe, TcpListener, run_until_complete};
+use signal_hook::consts::{SIGINT, SIGTERM};
 use snake::game;
 use snake::server::{Options, Server};
 
@@ -49,6 +51,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Before the banner: whoever reads it may press Ctrl-C at once.
+    let signals = match SignalPipe::install(&[SIGINT, SIGTERM]) {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("snake: cannot handle Ctrl-C: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match listener.local_addr() {
         Ok(addr) => println!("snake: open http://{addr}/ in a browser (a tab per player)"),
         Err(e) => {
@@ -67,11 +77,46 @@ fn main() -> ExitCode {
         seed: args.seed,
         ..Options::default()
     };
-    match run_until_complete(Server::new(options).serve(listener)) {
-        Ok(never) => match never {},
+    // ANCHOR: stop
+    let stop = async {
+        if let Err(e) = signals.wait().await {
+            log::error!("waiting for Ctrl-C failed: {e}");
+            return std::future::pending().await;
+        }
+        println!("snake: shutting down: telling every player, then stopping");
+        // A second Ctrl-C from here on ends the process at once: the
+        // handlers go with the pipe.
+        drop(signals);
+    };
+    match run_until_complete(Server::new(options).serve(listener, stop)) {
+        Ok(stopped) => {
+            println!(
+                "snake: stopped; {} told the server is going away, {} cut off",
+                players(stopped.players_closed),
+                connections(stopped.cut_off)
+            );
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("snake: the runtime failed: {e}");
             ExitCode::FAILURE
         }
+    }
+    // ANCHOR_END: stop
+}
+
+fn players(n: usize) -> String {
+    if n == 1 {
+        "1 player".into()
+    } else {
+        format!("{n} players")
+    }
+}
+
+fn connections(n: usize) -> String {
+    if n == 1 {
+        "1 connection".into()
+    } else {
+        format!("{n} connections")
     }
 }

@@ -8,17 +8,24 @@
 //! tick it puts the new state there, one encoded frame shared by every
 //! player. A player who stops reading lets its outbox grow; past a cap the
 //! loop drops it, so one slow client costs the others nothing.
+//!
+//! Told to stop (Ctrl-C, in `main`), the server stops accepting, the game
+//! loop tells every player it is going away (close code 1001) and ends,
+//! and the connections finish their close handshakes before `serve`
+//! returns: the runtime ends with no task left behind.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 use std::rc::Rc;
 use std::time::Duration;
 
 use runtime::{
-    Either, Queue, TcpListener, TcpStream, oneshot, select, sleep, sleep_until, timeout,
+    Either, JoinHandle, Queue, TaskBuilder, TcpListener, TcpStream, oneshot, select, sleep,
+    sleep_until, timeout,
 };
 
 use crate::game::{self, Command, Game, PlayerId};
@@ -37,6 +44,15 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How far behind its schedule the game loop may fall and still catch up.
 const CATCH_UP: Duration = Duration::from_secs(1);
+
+/// How long a client may take to answer our close frame with its own.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// How long `serve`, once stopped, waits for the connections to end
+/// before it cancels them: longer than a close handshake may take. A
+/// connection that has not sent its request by then (a browser opens
+/// spare ones) is cut off.
+const GRACE: Duration = Duration::from_secs(3);
 
 /// The biggest frame and message a player may send. Commands are a word.
 const MAX_FRAME: usize = 4 * 1024;
@@ -88,6 +104,20 @@ enum ToGame {
     },
     Command(PlayerId, Command),
     Leave(PlayerId),
+    /// The server is stopping: close every player, and end the loop.
+    Stop,
+}
+
+/// The reason in the close frame every player gets when the server stops.
+const SHUTTING_DOWN: &str = "the server is shutting down";
+
+/// What `serve` did once it was told to stop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stopped {
+    /// Players told the server is going away (close code 1001).
+    pub players_closed: usize,
+    /// Connections still open after the grace period, cut off.
+    pub cut_off: usize,
 }
 
 /// The server's shared state: only queues and counters, on one thread.
@@ -95,6 +125,8 @@ pub struct Server {
     options: Options,
     inbox: Queue<ToGame>,
     players: Cell<usize>,
+    /// Set when `serve` is told to stop: no player may join after it.
+    stopping: Cell<bool>,
     stats: RefCell<TickStats>,
 }
 
@@ -105,6 +137,7 @@ impl Server {
             options,
             inbox: Queue::new(),
             players: Cell::new(0),
+            stopping: Cell::new(false),
             stats: RefCell::new(TickStats::default()),
         })
     }
@@ -115,18 +148,55 @@ impl Server {
     }
 
     // ANCHOR: serve
-    /// Runs the game loop and accepts connections, one task each, forever.
-    pub async fn serve(self: Rc<Self>, mut listener: TcpListener) -> Infallible {
-        runtime::TaskBuilder::new()
+    /// Runs the game loop and accepts connections, one task each, until
+    /// `stop` completes. Then it stops accepting, has the game loop close
+    /// every player, and waits (at most [`GRACE`]) for the connections to
+    /// end.
+    pub async fn serve(self: Rc<Self>, listener: TcpListener, stop: impl Future) -> Stopped {
+        let game = TaskBuilder::new()
             .name("game-loop")
             .spawn(Rc::clone(&self).game_loop());
+        let mut connections = Vec::new();
+        select(self.accept(listener, &mut connections), stop).await;
+        // The listener is closed now: new clients are refused by the
+        // kernel. Joins already in the inbox come before the stop, so
+        // every player who joined is closed by the game loop.
+        self.stopping.set(true);
+        self.inbox.put_nowait(ToGame::Stop);
+        let players_closed = game.await.unwrap_or(0);
+        let _ = timeout(GRACE, async {
+            for connection in &mut connections {
+                let _ = connection.await;
+            }
+        })
+        .await;
+        let left: Vec<_> = connections.iter().filter(|c| !c.is_finished()).collect();
+        for connection in &left {
+            connection.cancel();
+        }
+        Stopped {
+            players_closed,
+            cut_off: left.len(),
+        }
+    }
+
+    /// Accepts connections, a task each, forever; keeps their handles in
+    /// `connections` (those that ended are forgotten as new ones come).
+    async fn accept(
+        self: &Rc<Self>,
+        mut listener: TcpListener,
+        connections: &mut Vec<JoinHandle<()>>,
+    ) {
         loop {
             match listener.accept().await {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    runtime::TaskBuilder::new()
-                        .name(format!("conn-{peer}"))
-                        .spawn(Rc::clone(&self).connection(stream, peer));
+                    connections.retain(|c| !c.is_finished());
+                    connections.push(
+                        TaskBuilder::new()
+                            .name(format!("conn-{peer}"))
+                            .spawn(Rc::clone(self).connection(stream, peer)),
+                    );
                 }
                 Err(e) => {
                     // "Too many open files" leaves the connection queued:
@@ -140,17 +210,20 @@ impl Server {
     // ANCHOR_END: serve
 
     // ANCHOR: game_loop
-    /// Ticks the game at a fixed rate, forever. Each tick starts at a
-    /// deadline, not a pause after the last one: a slow tick shortens the
-    /// next sleep, so the rate holds over minutes.
-    async fn game_loop(self: Rc<Self>) {
+    /// Ticks the game at a fixed rate until told to stop. Each tick starts
+    /// at a deadline, not a pause after the last one: a slow tick shortens
+    /// the next sleep, so the rate holds over minutes. Returns how many
+    /// players it closed when it stopped.
+    async fn game_loop(self: Rc<Self>) -> usize {
         let mut game = Game::new(self.options.game.clone(), self.options.seed);
         let mut outboxes: HashMap<PlayerId, Queue<Out>> = HashMap::new();
         let mut deadline = runtime::now() + self.options.tick;
         loop {
             sleep_until(deadline).await;
             let started = runtime::now();
-            self.take_inbox(&mut game, &mut outboxes);
+            if self.take_inbox(&mut game, &mut outboxes).is_break() {
+                return close_all(outboxes);
+            }
             game.tick();
             let frame: Rc<[u8]> = websocket::text_frame(&game.state_json()).into();
             self.broadcast(&frame, &mut game, &mut outboxes);
@@ -175,8 +248,13 @@ impl Server {
     }
     // ANCHOR_END: game_loop
 
-    /// Applies what the players sent since the last tick.
-    fn take_inbox(&self, game: &mut Game, outboxes: &mut HashMap<PlayerId, Queue<Out>>) {
+    /// Applies what the players sent since the last tick; breaks at a
+    /// stop.
+    fn take_inbox(
+        &self,
+        game: &mut Game,
+        outboxes: &mut HashMap<PlayerId, Queue<Out>>,
+    ) -> ControlFlow<()> {
         while let Some(message) = self.inbox.get_nowait() {
             match message {
                 ToGame::Join { name, outbox, id } => {
@@ -189,8 +267,10 @@ impl Server {
                     game.leave(player);
                     outboxes.remove(&player);
                 }
+                ToGame::Stop => return ControlFlow::Break(()),
             }
         }
+        ControlFlow::Continue(())
     }
 
     // ANCHOR: broadcast
@@ -263,17 +343,30 @@ impl Server {
                 return;
             }
         };
-        if self.players.get() >= self.options.max_players {
-            let reply = response(503, "text/plain", b"the game is full\n");
+        let refusal = if self.stopping.get() {
+            Some("the server is shutting down\n")
+        } else if self.players.get() >= self.options.max_players {
+            Some("the game is full\n")
+        } else {
+            None
+        };
+        if let Some(why) = refusal {
+            let reply = response(503, "text/plain", why.as_bytes());
             let _ = timeout(IO_TIMEOUT, stream.write_all(&reply)).await;
             return;
         }
-        if timeout(IO_TIMEOUT, stream.write_all(&accepted))
-            .await
-            .is_err()
-        {
+        if write(&mut stream, &accepted).await.is_err() {
             return;
         }
+        // The write may have waited: a stop that came meanwhile closes
+        // this player here, as the game loop no longer reads its inbox.
+        if self.stopping.get() {
+            let bye = websocket::close_frame(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN);
+            let _ = write(&mut stream, &bye).await;
+            return;
+        }
+        // From here to the Join, nothing waits: the Join is in the inbox
+        // before any stop can be.
         self.players.set(self.players.get() + 1);
         let outbox = Queue::new();
         let (id_tx, id_rx) = oneshot::channel();
@@ -297,6 +390,17 @@ impl Server {
     }
 }
 
+/// Tells every player the server is going away; returns how many there
+/// were. The states still in an outbox are dropped: a game that has ended
+/// has nothing worth sending, and a player far behind learns at once.
+fn close_all(outboxes: HashMap<PlayerId, Queue<Out>>) -> usize {
+    for outbox in outboxes.values() {
+        while outbox.get_nowait().is_some() {}
+        outbox.put_nowait(Out::Close(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN));
+    }
+    outboxes.len()
+}
+
 /// Starts a server on a free port of 127.0.0.1, in a thread of its own
 /// with its own runtime, and returns its address: for tests, and for
 /// programs that run the game beside other work. It runs until the
@@ -315,9 +419,11 @@ pub fn start_in_thread(options: Options) -> io::Result<SocketAddr> {
                 }
                 Err(e) => return drop(tx.send(Err(e))),
             };
-            // `serve` never returns: only the runtime can fail.
-            let Err(e) = runtime::run_until_complete(Server::new(options).serve(listener));
-            log::error!("the snake server stopped: {e}");
+            let never = std::future::pending::<()>();
+            if let Err(e) = runtime::run_until_complete(Server::new(options).serve(listener, never))
+            {
+                log::error!("the snake server stopped: {e}");
+            }
         })?;
     rx.recv()
         .map_err(|_| io::Error::other("the server's thread ended before it listened"))?
@@ -410,13 +516,43 @@ async fn play(
                 }
             }
             Either::Right(Out::Close(code, why)) => {
-                let _ = write(stream, &websocket::close_frame(code, why)).await;
+                if write(stream, &websocket::close_frame(code, why))
+                    .await
+                    .is_ok()
+                {
+                    await_close(stream, &mut decoder, &mut buf).await;
+                }
                 return Ended::Server(why);
             }
         }
     }
 }
 // ANCHOR_END: play
+
+/// After our close frame: reads until the client's close frame answers it,
+/// the connection ends, or [`CLOSE_WAIT`] passes. Then the caller drops
+/// the socket, and the server closes TCP first, as RFC 6455 (7.1.1) asks.
+/// Closing at once could leave the client's last bytes unread, and a
+/// kernel resets a connection closed with unread bytes: the browser would
+/// see 1006 (abnormal closure) instead of our code.
+async fn await_close(stream: &mut TcpStream, decoder: &mut Decoder, buf: &mut [u8]) {
+    let answered = async {
+        loop {
+            loop {
+                match decoder.next_message() {
+                    Ok(Some(Message::Close(_))) | Err(_) => return,
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                }
+            }
+            match stream.read(buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => decoder.push(&buf[..n]),
+            }
+        }
+    };
+    let _ = timeout(CLOSE_WAIT, answered).await;
+}
 
 /// Writes all of `bytes`, or fails after [`IO_TIMEOUT`]: a client that
 /// stopped reading cannot hold its task forever.

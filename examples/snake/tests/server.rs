@@ -1,8 +1,8 @@
 //! The snake server against real clients on loopback: a WebSocket client
 //! written here on blocking std sockets (so that it shares nothing with
 //! the server's code but the RFC), the page, the game ticking, bad input
-//! closed with the right codes while the game goes on, and a client that
-//! stops reading dropped without slowing anyone else.
+//! closed with the right codes while the game goes on, a client that
+//! stops reading dropped without slowing anyone else, and Ctrl-C.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -387,4 +387,79 @@ fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     assert_eq!(sleeper.close_code(), 1008);
+}
+
+/// The `snake` binary on a free port; its first line names the port.
+fn start_binary() -> (
+    std::process::Child,
+    SocketAddr,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_snake"))
+        .args(["--port", "0", "--rate", "50"])
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    (child, addr.parse().unwrap(), out)
+}
+
+#[test]
+fn ctrl_c_tells_every_player_the_server_is_going_away_and_exits_cleanly() {
+    let (mut server, addr, mut out) = start_binary();
+    let mut alice = Client::open(addr, "alice");
+    let mut bob = Client::open(addr, "bob");
+    let mut mute = Client::open(addr, "mute");
+    for client in [&mut alice, &mut bob, &mut mute] {
+        hello(client);
+        client.state();
+    }
+    // A connection that never sends its request.
+    let idle = connect(addr);
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Alice and Bob get 1001 with the reason, answer it, and the server
+    // closes TCP after the handshake.
+    for client in [&mut alice, &mut bob] {
+        let (opcode, payload) = loop {
+            let (opcode, payload) = client.frame();
+            if opcode != 0x1 {
+                break (opcode, payload);
+            }
+        };
+        assert_eq!(opcode, 0x8);
+        assert_eq!(u16::from_be_bytes([payload[0], payload[1]]), 1001);
+        assert_eq!(&payload[2..], b"the server is shutting down");
+        client.send(0x8, &1001u16.to_be_bytes(), true);
+        assert!(client.at_eof());
+    }
+    // The mute player never answers: it costs the close wait, not a hang.
+    // The idle connection is cut off at the end of the grace period.
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+    assert!(server.wait().unwrap().success());
+    assert_eq!(
+        text,
+        "snake: shutting down: telling every player, then stopping\n\
+         snake: stopped; 3 players told the server is going away, 1 connection cut off\n"
+    );
+    assert_eq!(mute.close_code(), 1001);
+    assert!(mute.at_eof());
+    drop(idle);
+    // Nobody listens any more.
+    assert!(TcpStream::connect(addr).is_err());
 }
