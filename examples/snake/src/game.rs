@@ -155,6 +155,10 @@ pub struct Game {
     /// By id, so that the state lists them in a stable order.
     players: BTreeMap<PlayerId, Player>,
     food: HashSet<Cell>,
+    /// The cells snakes occupy, built when a spawn or the food needs it
+    /// and kept until something moves or leaves: a thousand players who
+    /// join in one tick build it once, not a thousand times.
+    taken: Option<HashSet<Cell>>,
     rng: Rng,
 }
 
@@ -168,6 +172,7 @@ impl Game {
             next_id: 1,
             players: BTreeMap::new(),
             food: HashSet::new(),
+            taken: None,
             rng: Rng(seed | 1),
         };
         game.top_up_food();
@@ -204,6 +209,7 @@ impl Game {
     /// A player who left: the snake goes with it.
     pub fn leave(&mut self, id: PlayerId) {
         self.players.remove(&id);
+        self.taken = None;
     }
 
     /// Players on the field, dead or alive.
@@ -242,6 +248,7 @@ impl Game {
     /// on the new positions, then food is eaten and replaced.
     pub fn tick(&mut self) -> TickEvents {
         self.tick += 1;
+        self.taken = None;
         let mut events = TickEvents::default();
         // 1. Every living snake's new head; a snake that eats keeps its tail.
         let mut heads: Vec<(PlayerId, Cell)> = Vec::new();
@@ -349,19 +356,22 @@ impl Game {
         x >= 0 && y >= 0 && (x as usize) < self.config.width && (y as usize) < self.config.height
     }
 
-    /// Every cell a living snake covers.
-    fn occupied(&self) -> HashSet<Cell> {
-        self.players
-            .values()
-            .flat_map(|p| p.body.iter().copied())
-            .collect()
+    /// Every cell a living snake covers: the kept set, or a new one.
+    /// Give it back with `self.taken = Some(..)` while it is still true.
+    fn occupied(&mut self) -> HashSet<Cell> {
+        self.taken.take().unwrap_or_else(|| {
+            self.players
+                .values()
+                .flat_map(|p| p.body.iter().copied())
+                .collect()
+        })
     }
 
     /// Puts `id`'s new snake on a free stretch of the field, heading away
     /// from the nearest wall, so that it does not die on its first ticks.
     /// On a field with no room it stays dead (its player can try again).
     fn spawn(&mut self, id: PlayerId) {
-        let taken = self.occupied();
+        let mut taken = self.occupied();
         let (w, h) = (self.config.width as i32, self.config.height as i32);
         for _ in 0..200 {
             let x = self.rng.below(w as u64) as i32;
@@ -385,13 +395,16 @@ impl Game {
             let mut cells = body.iter().copied().chain(ahead);
             if cells.all(|c| self.in_field(c) && !taken.contains(&c) && !self.food.contains(&c)) {
                 if let Some(player) = self.players.get_mut(&id) {
+                    // A snake spawns dead or new: it had no body to remove.
+                    taken.extend(body.iter().copied());
                     player.body = body;
                     player.heading = heading;
                     player.turns.clear();
                 }
-                return;
+                break;
             }
         }
+        self.taken = Some(taken);
     }
 
     /// Food up to `food` plus one per player, on free cells. A field too
@@ -408,6 +421,7 @@ impl Game {
                 self.food.insert(cell);
             }
         }
+        self.taken = Some(taken);
     }
 }
 
@@ -623,6 +637,13 @@ mod tests {
                 };
                 g.command(id, command);
             }
+            // The kept set of taken cells is exactly the snakes' cells.
+            let fresh: HashSet<Cell> = g
+                .players
+                .values()
+                .flat_map(|p| p.body.iter().copied())
+                .collect();
+            assert_eq!(g.taken.as_ref(), Some(&fresh));
             g.tick();
             let mut seen = HashSet::new();
             for player in g.players.values() {
