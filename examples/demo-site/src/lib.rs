@@ -88,6 +88,15 @@ pub struct SiteConfig {
     /// In polite mode, the Crawl-delay of the `stage3-crawler` group.
     /// Default `None`.
     pub crawl_delay: Option<Duration>,
+    /// Large mode, for crawls of up to millions of pages: the site is the
+    /// index (`/`, one link, to page 0) and the numbered pages, which link
+    /// to each other and off the site as usual but not to their directory
+    /// (whose listing would be a page of a third of the site). Each page is
+    /// generated for each request and never kept, and the server counts
+    /// connections and requests but keeps no `per_path` counts or
+    /// `request_log`, so its memory stays flat however many pages it
+    /// serves. Everything else answers 404. Default false.
+    pub large: bool,
 }
 
 impl Default for SiteConfig {
@@ -104,6 +113,7 @@ impl Default for SiteConfig {
             tls: false,
             polite: false,
             crawl_delay: None,
+            large: false,
         }
     }
 }
@@ -172,6 +182,9 @@ impl DemoSite {
             addr.port(),
             config.tls,
         );
+        if config.large {
+            site = site.large();
+        }
         if config.polite {
             site = site.with_polite(content::polite::Polite {
                 crawl_delay: config.crawl_delay,
@@ -278,6 +291,19 @@ impl DemoSite {
     /// and does not read the sitemaps.
     pub fn expected(&self) -> Vec<ExpectedUrl> {
         expected::crawl(&self.shared.site).found
+    }
+
+    /// Whether the site is in large mode ([`SiteConfig::large`]).
+    pub fn is_large(&self) -> bool {
+        self.shared.site.is_large()
+    }
+
+    /// In large mode, how many URLs [`expected`](Self::expected) has,
+    /// worked out without crawling: the index, the two files every page's
+    /// head links, and the numbered pages. A test checks it against the
+    /// crawl for small sites.
+    pub fn expected_large_len(&self) -> usize {
+        3 + self.shared.site.pages()
     }
 
     /// In polite mode, the URLs linked from the pages of

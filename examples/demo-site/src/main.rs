@@ -56,6 +56,11 @@ struct Args {
     /// With --polite, the Crawl-delay robots.txt asks of stage3-crawler.
     #[arg(long = "crawl-delay-ms", value_name = "N", value_parser = millis, requires = "polite")]
     crawl_delay_ms: Option<u64>,
+    /// Large mode, for crawls of millions of pages (--pages 1000000): just
+    /// the index and the numbered pages, each generated per request and
+    /// never kept, and no per-request counts.
+    #[arg(long, conflicts_with = "polite")]
+    large: bool,
 }
 
 impl Args {
@@ -72,6 +77,7 @@ impl Args {
             tls: self.tls,
             polite: self.polite,
             crawl_delay: self.crawl_delay_ms.map(Duration::from_millis),
+            large: self.large,
         }
     }
 }
@@ -105,7 +111,8 @@ fn main() -> ExitCode {
         .map(|delay| format!(" ({} ms for numbered pages)", delay.as_millis()))
         .unwrap_or_default();
     let summary = format!(
-        "{} pages, fan-out {}, ~{} bytes per page, delay {} ms{page_delay}, keep-alive {}, tls {}",
+        "{}{} pages, fan-out {}, ~{} bytes per page, delay {} ms{page_delay}, keep-alive {}, tls {}",
+        if config.large { "large mode: " } else { "" },
         config.pages,
         config.fan_out,
         config.page_size,
@@ -130,10 +137,13 @@ fn main() -> ExitCode {
     }
     println!("{}/", site.base_url());
     eprintln!("demo-site: serving {summary}");
-    eprintln!(
-        "demo-site: {} URLs to discover; press Ctrl-C to stop",
+    // The answer key of a large site would take as long as a crawl of it.
+    let to_discover = if site.is_large() {
+        site.expected_large_len()
+    } else {
         site.expected().len()
-    );
+    };
+    eprintln!("demo-site: {to_discover} URLs to discover; press Ctrl-C to stop");
     // The server runs on its own threads; this one just waits forever.
     // Ctrl-C's default action ends the process, which is all we need.
     loop {
@@ -191,6 +201,7 @@ mod tests {
                 tls: true,
                 polite: false,
                 crawl_delay: None,
+                large: false,
             }
         );
         assert_eq!(cert_out, Some(PathBuf::from("/tmp/site.pem")));

@@ -164,7 +164,9 @@ impl Shared {
         let since_start = self.started.elapsed();
         self.update_stats(|s| {
             s.counters.requests += 1;
-            if let Some(target) = target {
+            // Large mode keeps no per-request memory: a million requests
+            // would make the site, not the crawler, the thing that grows.
+            if let Some(target) = target.filter(|_| !self.site.is_large()) {
                 s.counters
                     .request_log
                     .push((since_start, target.to_string()));

@@ -434,3 +434,35 @@ fn other_crawling_rules_find_the_same_urls() {
         assert_eq!(urls(&found), urls(&expected), "{rule:?}");
     }
 }
+
+#[test]
+fn a_large_site_is_the_index_its_files_and_every_page_and_keeps_nothing() {
+    for (pages, fan_out) in [(1, 0), (40, 1), (300, 5)] {
+        let site = DemoSite::start(SiteConfig {
+            pages,
+            fan_out,
+            large: true,
+            ..SiteConfig::default()
+        })
+        .unwrap();
+        let origin = site.base_url();
+        let expected = site.expected();
+        let mut paths: BTreeSet<String> = ["/", "/static/logo.png", "/static/style.css"]
+            .map(String::from)
+            .into();
+        paths.extend((0..pages).map(|n| format!("/pages/{}/{n}.html", ["a", "b", "c"][n % 3])));
+        let found: BTreeSet<String> = expected
+            .iter()
+            .map(|e| e.url.strip_prefix(&origin).unwrap().to_string())
+            .collect();
+        assert_eq!(found, paths, "{pages} pages");
+        assert_eq!(expected.len(), site.expected_large_len());
+        assert!(expected.iter().all(|e| e.status == 200));
+        // A real crawl agrees; the server counted its requests and
+        // nothing per request.
+        assert_eq!(crawl_over_http(&site, Rule::EveryHref), expected);
+        let counters = site.counters();
+        assert_eq!(counters.requests, expected.len() as u64);
+        assert!(counters.per_path.is_empty() && counters.request_log.is_empty());
+    }
+}

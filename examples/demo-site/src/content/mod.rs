@@ -170,6 +170,8 @@ pub(crate) struct Site {
     tls: bool,
     /// Polite mode: robots.txt, sitemaps and the `/polite/` pages.
     polite: Option<polite::Polite>,
+    /// Large mode: the index and the numbered pages, nothing kept.
+    large: bool,
     /// Every resource generated so far, by path. 404s are not kept, so the
     /// cache cannot grow past the site's own size whatever clients ask for.
     generated: Arc<Mutex<HashMap<String, Arc<Resource>>>>,
@@ -190,6 +192,7 @@ impl Site {
             port,
             tls,
             polite: None,
+            large: false,
             generated: Arc::default(),
         }
     }
@@ -198,6 +201,22 @@ impl Site {
     pub(crate) fn with_polite(mut self, polite: polite::Polite) -> Site {
         self.polite = Some(polite);
         self
+    }
+
+    /// The same site in large mode (see `SiteConfig::large`).
+    pub(crate) fn large(mut self) -> Site {
+        self.large = true;
+        self
+    }
+
+    /// How many numbered pages there are.
+    pub(crate) fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// Whether the site is in large mode.
+    pub(crate) fn is_large(&self) -> bool {
+        self.large
     }
 
     /// Whether the site is in polite mode.
@@ -241,6 +260,10 @@ impl Site {
     /// different URL to a crawler).
     pub(crate) fn route(&self, target: &str) -> Route {
         let path = target.split_once('?').map_or(target, |(path, _)| path);
+        if self.large {
+            // Generated each time: a million pages kept would be gigabytes.
+            return Route::Resource(Arc::new(self.large_resource(path)));
+        }
         if path == "/polite/calendar"
             && let Some(month) = self.calendar(target)
         {
@@ -286,7 +309,7 @@ impl Site {
         Some(fault)
     }
 
-    fn resource(&self, path: &str) -> Resource {
+    pub(super) fn resource(&self, path: &str) -> Resource {
         if let Some(resource) = self.polite_resource(path) {
             return resource;
         }

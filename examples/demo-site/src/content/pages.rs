@@ -106,9 +106,13 @@ impl Site {
             };
             h.li_a(&href, &label, form);
         }
-        h.raw("</ul>\n<p>Up to ");
-        h.a("./", &format!("directory {dir}"));
-        h.raw(". Not for crawling: ");
+        h.raw("</ul>\n<p>");
+        if !self.is_large() {
+            h.raw("Up to ");
+            h.a("./", &format!("directory {dir}"));
+            h.raw(". ");
+        }
+        h.raw("Not for crawling: ");
         let (href, text) = external_link(n);
         h.a(&href, text);
         h.raw(".</p>\n");
@@ -125,6 +129,33 @@ impl Site {
         let target = self.page_size * percent / 100;
         let doc = h.finish_padded(target, n as u64);
         Resource::html(200, HTML_UTF8, doc, chunked)
+    }
+
+    /// Large mode's whole site: the index, which links to page 0 (the
+    /// pages' ring reaches every other), and the numbered pages.
+    pub(super) fn large_resource(&self, path: &str) -> Resource {
+        if path == "/" {
+            let mut h = Html::new("A large site", chrome());
+            h.p(&format!(
+                "{} numbered pages, generated for each request. Each links to the next \
+                 (a ring through all of them) and to {} others.",
+                self.pages,
+                self.fan_out.saturating_sub(1)
+            ));
+            h.raw("<p>");
+            h.a(&self.page_path(0)[1..], "Page 0");
+            h.raw("</p>\n");
+            return Resource::html(200, HTML_UTF8, h.finish(), false);
+        }
+        match path {
+            // Every page's head links these two.
+            "/static/style.css" | "/static/logo.png" => Some(self.resource(path)),
+            _ if path.starts_with("/pages/") && path.ends_with(".html") => {
+                self.page_or_directory(path)
+            }
+            _ => None,
+        }
+        .unwrap_or_else(super::not_found)
     }
 
     fn directory(&self, dir: usize) -> Resource {
