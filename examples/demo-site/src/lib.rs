@@ -127,7 +127,9 @@ pub struct Counters {
     /// error responses (including `400 Bad Request`) and fault paths.
     pub requests: u64,
     /// The most requests ever being handled at the same time, counting from
-    /// "request head parsed" to "response written" (delays included).
+    /// "request head parsed" to "response about to be written" (delays
+    /// included): every request counted is one whose client still waits for
+    /// it, so a client that never has two going at once never shows 2.
     pub peak_in_flight: u64,
     /// Requests per request target, query included (`/a.html?x=1` and
     /// `/a.html` are counted separately). Malformed requests are not here.

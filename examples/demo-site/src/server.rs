@@ -354,17 +354,25 @@ fn serve_connection(shared: &Shared, tcp: TcpStream, id: u64) {
 }
 
 fn bad_request(shared: &Shared, conn: &mut Connection, why: &str) -> After {
-    let _in_flight = shared.begin_request(None);
+    let (in_flight, _) = shared.begin_request(None);
     let res = Resource::error(
         400,
         &format!("The server could not understand the request: {why}."),
     );
-    send(conn, &res, Framing::ContentLength, false, true, &[])
+    send(
+        conn,
+        in_flight,
+        &res,
+        Framing::ContentLength,
+        false,
+        true,
+        &[],
+    )
 }
 
 /// Answers one request that arrived over `scheme` (`http` or `https`).
 fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str) -> After {
-    let (_in_flight, nth) = shared.begin_request(Some(&request.target));
+    let (in_flight, nth) = shared.begin_request(Some(&request.target));
     if !shared.pause(shared.delay_for(&request.target)) {
         return After::Abort;
     }
@@ -380,6 +388,7 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str
         let res = Resource::error(405, "This site only answers GET and HEAD requests.");
         return send(
             conn,
+            in_flight,
             &res,
             framing(&res),
             false,
@@ -410,9 +419,17 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str
                 ("Content-Encoding", coding.token()),
                 ("Vary", "Accept-Encoding"),
             ];
-            send(conn, &res, framing(&res), head_only, close, &headers)
+            send(
+                conn,
+                in_flight,
+                &res,
+                framing(&res),
+                head_only,
+                close,
+                &headers,
+            )
         }
-        None => send(conn, &res, framing(&res), head_only, close, &[]),
+        None => send(conn, in_flight, &res, framing(&res), head_only, close, &[]),
     }
 }
 
@@ -445,8 +462,18 @@ impl Shared {
     }
 }
 
+/// Writes one response. The request stops counting as in flight just
+/// before its first byte goes
+/// out. After that the client may read the whole response and send its
+/// next request before this thread, preempted, gets as far as marking the
+/// first one done; counted until then, one client's requests in sequence
+/// could look concurrent. So every request counted here is one whose
+/// client is still waiting for it, and a peak is never more than a
+/// client really had going at once.
+#[allow(clippy::too_many_arguments)]
 fn send(
     conn: &mut Connection,
+    in_flight: InFlight<'_>,
     res: &Resource,
     framing: Framing,
     head_only: bool,
@@ -454,6 +481,7 @@ fn send(
     extra_headers: &[(&str, &str)],
 ) -> After {
     let bytes = encode_response(res, framing, head_only, close, extra_headers);
+    drop(in_flight);
     match conn
         .stream
         .write_all(&bytes)

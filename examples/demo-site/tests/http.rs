@@ -213,8 +213,6 @@ fn sequential_requests_have_peak_one_and_reset_works() {
     );
     assert_eq!(counters.per_path.get("/"), Some(&3));
     site.reset_counters();
-    // (Not compared right away: the server may still be between writing the
-    // last response and marking it done, which is still "in flight".)
     client.get("/missing.html");
     let mut counters = site.counters();
     let log = std::mem::take(&mut counters.request_log);
