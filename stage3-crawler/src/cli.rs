@@ -359,6 +359,9 @@ impl Args {
                 max_crawl_delay: self.max_crawl_delay,
                 robots: !self.ignore_robots,
             },
+            // JSON Lines are written as the crawl goes; only the text
+            // report, which sorts every line, needs them kept.
+            keep_records: self.report != Report::Json,
         }
     }
 

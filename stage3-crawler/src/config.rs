@@ -40,6 +40,13 @@ pub struct Config {
     /// Per-host limits and robots.txt. The default is the chapter's crawler
     /// (no limits, no robots.txt); the command line's default is polite.
     pub polite: PoliteConfig,
+    /// Keep every statistic and skipped URL in memory, for
+    /// `Crawler::done`, `Crawler::skipped` and the text report (which
+    /// sorts them). Default true. Off, they go only to the sinks
+    /// (`Crawler::on_stat`, `on_skip`) and the tally: the command line
+    /// turns it off for `--report json`, which streams them, so that a
+    /// crawl of a million pages keeps nothing per URL for its report.
+    pub keep_records: bool,
 }
 
 impl Default for Config {
@@ -57,6 +64,7 @@ impl Default for Config {
             parse_threads: default_parse_threads(),
             client: ClientConfig::default(),
             polite: PoliteConfig::default(),
+            keep_records: true,
         }
     }
 }

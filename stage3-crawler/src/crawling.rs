@@ -32,9 +32,11 @@ use crate::parsing::ParsePool;
 use crate::politeness::{Admission, Politeness, RobotsOutcome};
 use crate::robots::{Robots, product_token};
 use crate::robots_fetch::{RobotsFetch, fetch_robots};
+use crate::seen::SeenUrls;
 use crate::sitemap::{Sitemap, SitemapKind, parse_sitemap};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
+use crate::tally::Tally;
 use crate::traps::Traps;
 
 mod shared;
@@ -173,12 +175,17 @@ pub struct Crawler {
     q: Queue<Work>,
     /// Every URL seen, queued or skipped: the dedup set. Its key is the
     /// `url` crate's normal form, so `HTTP://Host/./a` and `http://host/a`
-    /// are one. A string, not a `Url`: a big crawl sees millions.
-    seen_urls: RefCell<HashSet<Box<str>>>,
+    /// are one. Fingerprints, not strings: a big crawl sees millions.
+    seen_urls: RefCell<SeenUrls>,
     /// How many URLs were queued, for `max_pages`.
     queued: Cell<usize>,
+    /// Every statistic and skipped URL, with `Config::keep_records`.
     done: RefCell<Vec<FetchStatistic>>,
     skipped: RefCell<Vec<Skipped>>,
+    /// Their numbers, for the summary, kept either way.
+    tally: RefCell<Tally>,
+    /// Whether some root has been answered (see `any_root_fetched`).
+    root_answered: Cell<bool>,
     /// Per-host limits and robots.txt.
     polite: Politeness,
     /// Levels, with `--max-depth`.
@@ -274,9 +281,11 @@ impl Crawler {
             config,
             hosts,
             q,
-            seen_urls: RefCell::new(HashSet::new()),
+            seen_urls: RefCell::new(SeenUrls::new()),
             queued: Cell::new(0),
             done: RefCell::new(Vec::new()),
+            tally: RefCell::new(Tally::default()),
+            root_answered: Cell::new(false),
             skipped: RefCell::new(Vec::new()),
             current: RefCell::new(Vec::new()),
             log: CrawlLog::default(),
@@ -334,14 +343,16 @@ impl Crawler {
         let mut again = 0;
         {
             let mut seen = self.seen_urls.borrow_mut();
-            seen.extend(finished.iter().map(|url| Box::from(*url)));
+            for url in &finished {
+                seen.insert(url);
+            }
             for queued in &replayed.queued {
                 let Ok(url) = Url::parse(&queued.url) else {
                     continue; // it parsed when it was queued
                 };
                 // The trap guards count what was queued, done or not.
                 self.traps.admit(&url);
-                if !seen.insert(queued.url.as_str().into()) {
+                if !seen.insert(&queued.url) {
                     continue; // done or skipped
                 }
                 if let Some(limit) = &self.depth {
@@ -362,7 +373,7 @@ impl Crawler {
             if let Some(limit) = &self.depth {
                 let mut limit = limit.borrow_mut();
                 for aside in &replayed.aside {
-                    if seen.insert(aside.url.as_str().into()) {
+                    if seen.insert(aside.url.as_str()) {
                         let from = aside.from.as_deref().map(Rc::from);
                         limit.set_aside(&aside.url, aside.depth, from.as_ref());
                     }
@@ -915,7 +926,7 @@ impl Crawler {
     }
 
     fn see_with(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, depth: u32) {
-        let from = if self.seen_urls.borrow_mut().insert(url.as_str().into()) {
+        let from = if self.seen_urls.borrow_mut().insert(url.as_str()) {
             // A root is fetched whatever the rules say: the user asked for it.
             let refused = from.and_then(|_| self.refusal(&url));
             if let Some(reason) = refused.or_else(|| self.polite.robots_refusal(&url)) {
@@ -1099,7 +1110,10 @@ impl Crawler {
         if let Some(on_skip) = self.on_skip.borrow_mut().as_mut() {
             on_skip(&skipped);
         }
-        self.skipped.borrow_mut().push(skipped);
+        self.tally.borrow_mut().skip(&skipped);
+        if self.config.keep_records {
+            self.skipped.borrow_mut().push(skipped);
+        }
     }
 
     fn record_statistic(&self, stat: FetchStatistic) {
@@ -1114,10 +1128,19 @@ impl Crawler {
         if stat.is_error() {
             self.errors.set(self.errors.get() + 1);
         }
+        if !self.root_answered.get()
+            && stat.exception.is_none()
+            && self.roots.iter().any(|root| stat.url == root.as_str())
+        {
+            self.root_answered.set(true);
+        }
         if let Some(on_stat) = self.on_stat.borrow_mut().as_mut() {
             on_stat(&stat);
         }
-        self.done.borrow_mut().push(stat);
+        self.tally.borrow_mut().stat(&stat);
+        if self.config.keep_records {
+            self.done.borrow_mut().push(stat);
+        }
     }
 
     /// Calls `f` with every statistic as it is recorded.
@@ -1130,7 +1153,18 @@ impl Crawler {
         *self.on_skip.borrow_mut() = Some(Box::new(f));
     }
 
-    /// The URLs seen and not fetched, in the order they were skipped.
+    /// The report's numbers so far.
+    pub fn tally(&self) -> Tally {
+        self.tally.borrow().clone()
+    }
+
+    /// Statistics recorded so far.
+    pub fn done_count(&self) -> usize {
+        self.tally.borrow().done
+    }
+
+    /// The URLs seen and not fetched, in the order they were skipped
+    /// (empty without `Config::keep_records`).
     pub fn skipped(&self) -> Ref<'_, Vec<Skipped>> {
         self.skipped.borrow()
     }
@@ -1150,7 +1184,8 @@ impl Crawler {
         self.log.lines()
     }
 
-    /// The statistics recorded so far, in the order they were recorded.
+    /// The statistics recorded so far, in the order they were recorded
+    /// (empty without `Config::keep_records`).
     pub fn done(&self) -> Ref<'_, Vec<FetchStatistic>> {
         self.done.borrow()
     }
@@ -1213,11 +1248,7 @@ impl Crawler {
     /// Whether some root was answered (any status). A crawl where none was
     /// is a failed crawl: exit code 1.
     pub fn any_root_fetched(&self) -> bool {
-        let done = self.done.borrow();
-        self.roots.iter().any(|root| {
-            done.iter()
-                .any(|stat| stat.url == root.as_str() && stat.exception.is_none())
-        })
+        self.root_answered.get()
     }
 }
 

@@ -354,6 +354,7 @@ pub async fn merged_report(
     let crawl = Crawl {
         done: &done,
         skipped: &skipped,
+        tally: reporting::Tally::of(&done, &skipped),
         secs: end_ms.saturating_sub(status.created_ms) as f64 / 1000.0,
         max_tasks: status.workers as usize,
         todo: status.pending as usize,

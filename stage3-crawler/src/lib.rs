@@ -10,12 +10,14 @@
 //! | [`charset`] | which encoding a page is in | aiohttp's `response.text()` |
 //! | [`parsing`] | link extraction on helper threads | `Crawler.parse_links` |
 //! | [`scanner`] | finding hrefs without a general tokenizer | the chapter's link regex, done right |
+//! | [`seen`] | the dedup set, as 128-bit fingerprints | `Crawler.seen_urls` |
 //! | [`stats`] | `FetchStatistic` | the namedtuple of that name |
 //! | [`traps`] | URL length, path repetition and query variants: ends crawler traps | (ours) |
 //! | [`politeness`] | per-host limits, delays and robots.txt verdicts, without head-of-line blocking | (ours) |
 //! | [`robots_fetch`] | fetching robots.txt, and what each answer means | (ours) |
 //! | [`sitemap`] | sitemaps and sitemap indexes, gzipped or not | (ours) |
 //! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
+//! | [`tally`] | the report's counts, kept as the crawl goes | `reporting.py`'s `Stats` |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
 //! | [`frontier`] | the shared frontier in Redis: many processes, one crawl | (ours: scrapy-redis) |
@@ -45,9 +47,11 @@ pub mod reporting;
 pub mod robots;
 pub mod robots_fetch;
 pub mod scanner;
+pub mod seen;
 pub mod sitemap;
 pub mod skipped;
 pub mod stats;
+pub mod tally;
 pub mod traps;
 pub mod warc;
 

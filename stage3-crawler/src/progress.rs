@@ -39,7 +39,7 @@ impl When {
 
 /// What the line says.
 pub fn line(crawler: &Crawler) -> String {
-    let done = crawler.done().len();
+    let done = crawler.done_count();
     let secs = crawler.elapsed().as_secs_f64();
     let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
     format!(

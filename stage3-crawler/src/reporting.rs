@@ -12,23 +12,7 @@ use crate::crawling::{Crawler, Outcome};
 use crate::politeness::RobotsOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
-
-/// Named counts, printed sorted by name: the chapter's `Stats`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct Counters(pub BTreeMap<String, u64>);
-
-impl Counters {
-    /// Adds `count` to `key`.
-    pub fn add(&mut self, key: &str, count: u64) {
-        *self.0.entry(key.to_string()).or_default() += count;
-    }
-
-    /// The count for `key` (0 if never added).
-    pub fn get(&self, key: &str) -> u64 {
-        self.0.get(key).copied().unwrap_or(0)
-    }
-}
+pub use crate::tally::{Counters, Line, Tally, classify};
 
 /// The totals at the end of the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -57,58 +41,6 @@ pub struct Summary {
     pub robots: Vec<RobotsOutcome>,
     /// What each sitemap read came to (with --sitemaps).
     pub sitemaps: Vec<SitemapOutcome>,
-}
-
-/// The four kinds of report line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A failure: no response.
-    Error,
-    /// A redirect.
-    Redirect,
-    /// A page parsed for links.
-    Html,
-    /// Anything else: another type, or an HTTP error status.
-    Other,
-}
-
-// ANCHOR: url_report
-/// Which line a statistic gets, counting it as it goes: the chapter's
-/// `url_report` without the printing. A page we parsed for links (status
-/// 200, HTML or XML) is an `html` line; any other status without a redirect
-/// is an `error`, counted by status.
-pub fn classify(stat: &FetchStatistic, counters: &mut Counters) -> Line {
-    if let Some(exception) = &stat.exception {
-        counters.add("fail", 1);
-        counters.add(&format!("fail_{}", exception.kind), 1);
-        Line::Error
-    } else if stat.next_url.is_some() {
-        counters.add("redirect", 1);
-        Line::Redirect
-    } else if stat.status == Some(200) && is_parsed(stat) {
-        counters.add("html", 1);
-        counters.add("html_bytes", stat.size);
-        Line::Html
-    } else if stat.status == Some(200) {
-        counters.add("other", 1);
-        counters.add("other_bytes", stat.size);
-        Line::Other
-    } else {
-        counters.add("error", 1);
-        counters.add("error_bytes", stat.size);
-        let status = stat.status.map_or("none".to_string(), |s| s.to_string());
-        counters.add(&format!("status_{status}"), 1);
-        Line::Other
-    }
-}
-// ANCHOR_END: url_report
-
-fn is_parsed(stat: &FetchStatistic) -> bool {
-    stat.content_type.as_deref().is_some_and(|ct| {
-        ["text/html", "application/xhtml+xml", "application/xml"]
-            .iter()
-            .any(|t| ct.eq_ignore_ascii_case(t))
-    })
 }
 
 /// One line of the text report.
@@ -144,10 +76,13 @@ pub fn format_line(stat: &FetchStatistic, line: Line) -> String {
 /// What a report is made of: a crawler's, or a shared crawl's as the
 /// frontier holds it (`--report-only`).
 pub struct Crawl<'a> {
-    /// The statistics, in any order.
+    /// The statistics, in any order: all of them, for the text report
+    /// (the summary alone needs only the tally).
     pub done: &'a [FetchStatistic],
-    /// The URLs skipped, in any order.
+    /// The URLs skipped, in any order, likewise.
     pub skipped: &'a [Skipped],
+    /// Their numbers.
+    pub tally: Tally,
     /// Seconds from its start to its end.
     pub secs: f64,
     /// Workers.
@@ -171,6 +106,7 @@ fn of_crawler<R>(crawler: &Crawler, outcome: Outcome, f: impl FnOnce(&Crawl<'_>)
     f(&Crawl {
         done: &done,
         skipped: &skipped,
+        tally: crawler.tally(),
         secs: crawler.elapsed().as_secs_f64(),
         max_tasks: crawler.config().max_tasks,
         todo: crawler.todo(),
@@ -188,29 +124,23 @@ pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
 
 /// The totals and counters of `crawl`.
 pub fn summary_of(crawl: &Crawl<'_>) -> Summary {
-    let mut counters = Counters::default();
-    for stat in crawl.done {
-        classify(stat, &mut counters);
-    }
-    for (reason, count) in by_reason(crawl.skipped) {
-        counters.add(&format!("skipped_{}", reason.name()), count.len() as u64);
-    }
+    let tally = &crawl.tally;
     let speed = if crawl.secs > 0.0 && crawl.max_tasks > 0 {
-        crawl.done.len() as f64 / crawl.secs / crawl.max_tasks as f64
+        tally.done as f64 / crawl.secs / crawl.max_tasks as f64
     } else {
         0.0
     };
     Summary {
-        urls: crawl.done.len(),
+        urls: tally.done,
         secs: crawl.secs,
         max_tasks: crawl.max_tasks,
         urls_per_sec_per_task: speed,
         todo: crawl.todo,
-        done: crawl.done.len(),
-        seen: crawl.done.len() + crawl.skipped.len(),
+        done: tally.done,
+        seen: tally.done + tally.skipped,
         interrupted: crawl.interrupted,
         connections: crawl.connections,
-        counters,
+        counters: tally.counters.clone(),
         robots: crawl.robots.clone(),
         sitemaps: crawl.sitemaps.clone(),
     }

@@ -805,3 +805,68 @@ fn every_fetched_url_is_a_stat_even_on_failure() {
     assert_eq!(c.stats.len(), site.expected().len() + 2);
     assert_eq!(c.stats.iter().filter(|s| s.exception.is_some()).count(), 2);
 }
+
+/// Crawls the default site with `keep_records` as given; what the sinks
+/// got, and the crawler.
+fn crawl_with_sinks(
+    site: &DemoSite,
+    keep_records: bool,
+) -> (
+    std::rc::Rc<Crawler>,
+    Vec<FetchStatistic>,
+    Vec<stage3_crawler::skipped::Skipped>,
+) {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let root = Url::parse(&site.url("/")).unwrap();
+    let crawler = Rc::new(
+        Crawler::new(
+            vec![root],
+            Config {
+                keep_records,
+                ..config()
+            },
+        )
+        .unwrap(),
+    );
+    let stats = Rc::new(RefCell::new(Vec::new()));
+    let skips = Rc::new(RefCell::new(Vec::new()));
+    let (s, k) = (Rc::clone(&stats), Rc::clone(&skips));
+    crawler.on_stat(move |stat| s.borrow_mut().push(stat.clone()));
+    crawler.on_skip(move |skip| k.borrow_mut().push(skip.clone()));
+    let runtime = runtime::Runtime::new().unwrap();
+    let outcome = runtime.block_on(crawler.crawl()).unwrap();
+    assert_eq!(outcome, Outcome::Completed);
+    let (stats, skips) = (stats.take(), skips.take());
+    (crawler, stats, skips)
+}
+
+#[test]
+fn without_kept_records_the_sinks_get_everything_and_the_tally_is_exact() {
+    let site = DemoSite::start_default().unwrap();
+    let (kept, kept_stats, kept_skips) = crawl_with_sinks(&site, true);
+    let (streamed, stats, skips) = crawl_with_sinks(&site, false);
+    // Nothing kept per URL...
+    assert!(streamed.done().is_empty() && streamed.skipped().is_empty());
+    // ...and nothing lost: the sinks got every URL, as when records are
+    // kept, and the tally (all the summary needs) is the same.
+    let urls = |stats: &[FetchStatistic]| -> BTreeSet<String> {
+        stats.iter().map(|s| s.url.clone()).collect()
+    };
+    let want: BTreeSet<String> = site.expected().into_iter().map(|e| e.url).collect();
+    assert_eq!(urls(&stats), want);
+    assert_eq!(urls(&kept_stats), want);
+    assert_eq!(stats.len(), want.len());
+    assert_eq!(skips.len(), kept_skips.len());
+    assert_eq!(*kept.done(), kept_stats);
+    let tally = streamed.tally();
+    assert_eq!(tally, kept.tally());
+    assert_eq!(
+        tally,
+        stage3_crawler::tally::Tally::of(&kept_stats, &kept_skips)
+    );
+    assert_eq!(tally.done, want.len());
+    assert_eq!(streamed.done_count(), want.len());
+    assert!(streamed.any_root_fetched());
+    assert_eq!(streamed.seen(), kept.seen());
+}

@@ -1,0 +1,117 @@
+//! The report's numbers, counted as the crawl goes: the chapter's `Stats`
+//! and the counting half of its `url_report`.
+//!
+//! Counting as each statistic is recorded, rather than at the end from
+//! every record, is what lets a crawl of a million pages stream its report
+//! (`--report json`) and keep nothing per URL for it: the summary needs
+//! only these numbers.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::skipped::Skipped;
+use crate::stats::FetchStatistic;
+
+/// Named counts, printed sorted by name: the chapter's `Stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Counters(pub BTreeMap<String, u64>);
+
+impl Counters {
+    /// Adds `count` to `key`.
+    pub fn add(&mut self, key: &str, count: u64) {
+        *self.0.entry(key.to_string()).or_default() += count;
+    }
+
+    /// The count for `key` (0 if never added).
+    pub fn get(&self, key: &str) -> u64 {
+        self.0.get(key).copied().unwrap_or(0)
+    }
+}
+
+/// The four kinds of report line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A failure: no response.
+    Error,
+    /// A redirect.
+    Redirect,
+    /// A page parsed for links.
+    Html,
+    /// Anything else: another type, or an HTTP error status.
+    Other,
+}
+
+// ANCHOR: url_report
+/// Which line a statistic gets, counting it as it goes: the chapter's
+/// `url_report` without the printing. A page we parsed for links (status
+/// 200, HTML or XML) is an `html` line; any other status without a redirect
+/// is an `error`, counted by status.
+pub fn classify(stat: &FetchStatistic, counters: &mut Counters) -> Line {
+    if let Some(exception) = &stat.exception {
+        counters.add("fail", 1);
+        counters.add(&format!("fail_{}", exception.kind), 1);
+        Line::Error
+    } else if stat.next_url.is_some() {
+        counters.add("redirect", 1);
+        Line::Redirect
+    } else if stat.status == Some(200) && is_parsed(stat) {
+        counters.add("html", 1);
+        counters.add("html_bytes", stat.size);
+        Line::Html
+    } else if stat.status == Some(200) {
+        counters.add("other", 1);
+        counters.add("other_bytes", stat.size);
+        Line::Other
+    } else {
+        counters.add("error", 1);
+        counters.add("error_bytes", stat.size);
+        let status = stat.status.map_or("none".to_string(), |s| s.to_string());
+        counters.add(&format!("status_{status}"), 1);
+        Line::Other
+    }
+}
+// ANCHOR_END: url_report
+
+fn is_parsed(stat: &FetchStatistic) -> bool {
+    stat.content_type.as_deref().is_some_and(|ct| {
+        ["text/html", "application/xhtml+xml", "application/xml"]
+            .iter()
+            .any(|t| ct.eq_ignore_ascii_case(t))
+    })
+}
+
+/// What a report's summary is made of, counted one record at a time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Statistics counted.
+    pub done: usize,
+    /// Skipped URLs counted.
+    pub skipped: usize,
+    /// By kind (`html`, `fail_timeout`, `skipped_off-host`...).
+    pub counters: Counters,
+}
+
+impl Tally {
+    /// The tally of these records.
+    pub fn of(done: &[FetchStatistic], skipped: &[Skipped]) -> Tally {
+        let mut tally = Tally::default();
+        done.iter().for_each(|stat| tally.stat(stat));
+        skipped.iter().for_each(|skip| tally.skip(skip));
+        tally
+    }
+
+    /// Counts a statistic.
+    pub fn stat(&mut self, stat: &FetchStatistic) {
+        self.done += 1;
+        classify(stat, &mut self.counters);
+    }
+
+    /// Counts a skipped URL.
+    pub fn skip(&mut self, skipped: &Skipped) {
+        self.skipped += 1;
+        self.counters
+            .add(&format!("skipped_{}", skipped.reason.name()), 1);
+    }
+}
