@@ -82,6 +82,7 @@ fn is_parsed(stat: &FetchStatistic) -> bool {
     })
 }
 
+// ANCHOR: tally
 /// What a report's summary is made of, counted one record at a time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -115,3 +116,4 @@ impl Tally {
             .add(&format!("skipped_{}", skipped.reason.name()), 1);
     }
 }
+// ANCHOR_END: tally

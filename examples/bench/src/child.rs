@@ -77,8 +77,14 @@ impl Usage {
 /// stdout and stderr) and measures it. Returns its exit code (128 + the
 /// signal, if a signal ended it) and what it cost.
 pub fn launch(program: &OsStr, args: &[OsString]) -> io::Result<(i32, Usage)> {
+    launch_with(program, args, Stdio::inherit())
+}
+
+/// [`launch`], with the program's stdout going to `stdout` (a file, for a
+/// report too big to pass through the harness's memory).
+pub fn launch_with(program: &OsStr, args: &[OsString], stdout: Stdio) -> io::Result<(i32, Usage)> {
     let start = Instant::now();
-    let child = Command::new(program).args(args).spawn()?;
+    let child = Command::new(program).args(args).stdout(stdout).spawn()?;
     let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
     let (status, usage) = reap(pid)?;
     let wall = start.elapsed();

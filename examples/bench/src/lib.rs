@@ -15,6 +15,8 @@
 //! | [`machine`] | what the numbers were measured on |
 //! | [`stats`] | medians |
 //! | [`table`] | the results table, as Markdown |
+//! | [`scale`] | the scale benchmark: a crawl of the demo site's large mode, checked exactly |
+//! | [`plot`] | line charts as SVG, for the scale benchmark's figure |
 //!
 //! Run everything with `examples/bench/run.sh` (see the README).
 
@@ -22,5 +24,7 @@ pub mod child;
 pub mod crawl;
 pub mod machine;
 pub mod micro;
+pub mod plot;
+pub mod scale;
 pub mod stats;
 pub mod table;

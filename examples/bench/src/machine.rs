@@ -2,7 +2,9 @@
 //! is not a result.
 
 use std::fmt;
+use std::path::Path;
 use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The machine and toolchain of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,6 +53,44 @@ impl fmt::Display for Machine {
         }
         Ok(())
     }
+}
+
+/// The commit the numbers were measured on, short, with a note if the
+/// work tree had changes.
+pub fn git_commit(root: &Path) -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short", "HEAD"]) {
+        Some(commit) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+            Some(changes) if !changes.is_empty() => format!("{commit} with uncommitted changes"),
+            _ => commit,
+        },
+        None => "unknown".into(),
+    }
+}
+
+/// `YYYY-MM-DD` in UTC (Howard Hinnant's `civil_from_days`).
+pub fn utc_date(time: SystemTime) -> String {
+    let days = time
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 /// The first `model name` in the text of /proc/cpuinfo.

@@ -94,3 +94,40 @@ fn every_micro_benchmark_runs_on_both_runtimes_and_fills_the_table() {
         assert!(!line.contains("not run"), "{line}");
     }
 }
+
+#[test]
+fn the_scale_harness_checks_a_real_crawl_of_the_large_site_exactly() {
+    // The scale binary, in quick form, on stage 3's debug build (built
+    // beside it by `cargo test --workspace`), without the peer.
+    let scale = std::path::Path::new(env!("CARGO_BIN_EXE_scale"));
+    let stage3 = scale.with_file_name("stage3-crawler");
+    let out = std::process::Command::new(scale)
+        .args([
+            "--sizes",
+            "300,1000",
+            "--no-write",
+            "--spider",
+            "/nonexistent",
+        ])
+        .arg("--stage3")
+        .arg(&stage3)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Both reports of both sizes were checked against the site, and the
+    // table has a row each: 303 and 1,003 URLs, 61 and 201 links off the site.
+    for row in [
+        "| 300 | stage 3, --report json | 303 | 364 |",
+        "| 300 | stage 3, --report text | 303 | 364 |",
+        "| 1000 | stage 3, --report json | 1003 | 1204 |",
+        "| 1000 | stage 3, --report text | 1003 | 1204 |",
+    ] {
+        assert!(stdout.contains(row), "{row} not in\n{stdout}");
+    }
+    assert!(!stdout.contains("spider-rs"), "{stdout}");
+}

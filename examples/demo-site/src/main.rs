@@ -185,6 +185,7 @@ mod tests {
             "--tls",
             "--cert-out",
             "/tmp/site.pem",
+            "--large",
         ])
         .unwrap();
         assert_eq!(
@@ -201,7 +202,7 @@ mod tests {
                 tls: true,
                 polite: false,
                 crawl_delay: None,
-                large: false,
+                large: true,
             }
         );
         assert_eq!(cert_out, Some(PathBuf::from("/tmp/site.pem")));
@@ -233,6 +234,7 @@ mod tests {
             &["--tls=yes"],
             &["--cert-out", "x.pem"],
             &["--tls", "--cert-out"],
+            &["--large", "--polite"],
         ] {
             assert_eq!(parse(bad).unwrap_err().exit_code(), 2, "{bad:?}");
         }

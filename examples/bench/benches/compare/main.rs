@@ -16,11 +16,11 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use bench::child::{self, Measured};
 use bench::crawl::{self, Visit, Workload};
-use bench::machine::Machine;
+use bench::machine::{Machine, git_commit, utc_date};
 use bench::micro::{self, Micro, MicroResult};
 use bench::stats::median;
 use bench::table::{self, Row, Target, Unit};
@@ -863,7 +863,7 @@ fn generated_page(opts: &Options, machine: &Machine, table: &str, notes: &[Strin
     page.push_str(&format!(
         "Measured {} on {machine}; commit {}; median of {} rounds{}.\n\n",
         utc_date(SystemTime::now()),
-        git_commit(),
+        git_commit(&workspace_root()),
         opts.rounds,
         if opts.quick {
             " (quick mode: small sizes)"
@@ -876,40 +876,4 @@ fn generated_page(opts: &Options, machine: &Machine, table: &str, notes: &[Strin
         page.push_str(&format!("\nNote: {note}\n"));
     }
     page
-}
-
-fn git_commit() -> String {
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
-            .current_dir(workspace_root())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    match git(&["rev-parse", "--short", "HEAD"]) {
-        Some(commit) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
-            Some(changes) if !changes.is_empty() => format!("{commit} with uncommitted changes"),
-            _ => commit,
-        },
-        None => "unknown".into(),
-    }
-}
-
-/// `YYYY-MM-DD` in UTC (Howard Hinnant's `civil_from_days`).
-fn utc_date(time: SystemTime) -> String {
-    let days = time
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
 }
