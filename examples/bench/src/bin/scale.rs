@@ -32,7 +32,10 @@ per URL seen.
 
 options:
   --sizes N,N,...  pages of each site [default: 10000,100000,1000000]
-  --quick          sizes 1000,10000; writes no file unless --out is given
+  --rounds N       crawls of each site by each crawler; the table shows the
+                   one with the median wall time [default: 3]
+  --quick          sizes 1000,10000, one round; writes no file unless --out
+                   is given
   --out DIR        write scale-table.md here and scale.svg to DIR/../figures
                    [default: book/src/generated]
   --no-write       print the table only
@@ -90,6 +93,7 @@ fn measure(args: &[String]) -> Result<(), String> {
 
 struct Options {
     sizes: Vec<usize>,
+    rounds: usize,
     quick: bool,
     out: Option<PathBuf>,
     stage3: PathBuf,
@@ -101,12 +105,13 @@ impl Options {
         let root = workspace_root();
         let mut opts = Options {
             sizes: vec![10_000, 100_000, 1_000_000],
+            rounds: 3,
             quick: false,
             out: Some(root.join("book/src/generated")),
             stage3: root.join("target/release/stage3-crawler"),
             spider: Some(root.join("target/spider/bin/spider")),
         };
-        let (mut sizes, mut out, mut no_write) = (None, None, false);
+        let (mut sizes, mut rounds, mut out, mut no_write) = (None, None, None, false);
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             let mut value = || {
@@ -127,6 +132,10 @@ impl Options {
                         _ => return Err(format!("--sizes takes positive numbers, not {list:?}")),
                     }
                 }
+                "--rounds" => match value()?.parse::<usize>() {
+                    Ok(n) if n > 0 => rounds = Some(n),
+                    _ => return Err(format!("--rounds takes a positive number\n\n{USAGE}")),
+                },
                 "--quick" => opts.quick = true,
                 "--out" => out = Some(PathBuf::from(value()?)),
                 "--no-write" => no_write = true,
@@ -137,7 +146,9 @@ impl Options {
         }
         if opts.quick {
             opts.sizes = vec![1_000, 10_000];
+            opts.rounds = 1;
         }
+        opts.rounds = rounds.unwrap_or(opts.rounds);
         if let Some(sizes) = sizes {
             opts.sizes = sizes;
         }
@@ -199,11 +210,21 @@ fn drive(opts: &Options) -> Result<(), String> {
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let (mut runs, mut notes) = (Vec::new(), Vec::new());
     let result = (|| {
-        for &pages in &opts.sizes {
-            runs.extend(crawl_site(opts, pages, &scratch, &mut notes)?);
+        // Round by round, every size in each, so that a slow minute of
+        // the machine touches one run of each size rather than all the
+        // runs of one.
+        for round in 1..=opts.rounds {
+            for &pages in &opts.sizes {
+                eprintln!("scale: round {round} of {}, {pages} pages", opts.rounds);
+                runs.extend(crawl_site(opts, pages, &scratch, &mut notes)?);
+            }
         }
         Ok::<_, String>(())
     })();
+    let runs = medians(runs);
+    // A peer that fails on a size fails the same way in every round.
+    notes.sort();
+    notes.dedup();
     let _ = std::fs::remove_dir_all(&scratch);
     result?;
     let mut table = table(&runs, &opts.sizes);
@@ -214,10 +235,11 @@ fn drive(opts: &Options) -> Result<(), String> {
     if let Some(dir) = &opts.out {
         let page = format!(
             "<!-- Written by `examples/bench/scale.sh`. Do not edit: run it again. -->\n\n\
-             Measured {} on {machine}; commit {}; one run per size, the demo site in the \
-             harness's process.\n\n{table}",
+             Measured {} on {machine}; commit {}; of {} rounds, the run with the median \
+             wall time; the demo site in the harness's process.\n\n{table}",
             utc_date(SystemTime::now()),
             git_commit(&workspace_root()),
+            opts.rounds,
         );
         let md = dir.join("scale-table.md");
         std::fs::write(&md, page).map_err(|e| format!("{}: {e}", md.display()))?;
@@ -226,6 +248,33 @@ fn drive(opts: &Options) -> Result<(), String> {
         eprintln!("scale: wrote {} and {}", md.display(), svg.display());
     }
     Ok(())
+}
+
+/// For each size and crawler, the run with the median wall time.
+fn medians(mut runs: Vec<Run>) -> Vec<Run> {
+    runs.sort_by(|a, b| {
+        (a.point.pages, a.who as u8)
+            .cmp(&(b.point.pages, b.who as u8))
+            .then(a.point.usage.wall.cmp(&b.point.usage.wall))
+    });
+    let mut out = Vec::new();
+    let mut rest = runs.as_slice();
+    while let Some(first) = rest.first() {
+        let key = (first.point.pages, first.who);
+        let same = rest
+            .iter()
+            .take_while(|r| (r.point.pages, r.who) == key)
+            .count();
+        let (group, tail) = rest.split_at(same);
+        let median = &group[group.len() / 2];
+        out.push(Run {
+            who: median.who,
+            point: median.point,
+            site_urls: median.site_urls,
+        });
+        rest = tail;
+    }
+    out
 }
 
 /// Every crawler on a large site of `pages` pages.
