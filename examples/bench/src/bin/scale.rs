@@ -329,7 +329,7 @@ fn crawl_site(
                 let first = e.lines().next().unwrap_or_default().to_string();
                 eprintln!("failed: {e}");
                 notes.push(format!(
-                    "spider-rs on {pages} pages: no result ({})",
+                    "spider-rs on {pages} pages: no result in at least one round ({})",
                     if first.contains("did not finish") {
                         format!("not finished in {} s", PEER_LIMIT.as_secs())
                     } else {
