@@ -24,13 +24,14 @@
 //! The executor in [`crate::executor`] is built on this same loop: its reactor
 //! registers callbacks that wake tasks instead of running crawler code.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, saturating_add};
+use crate::id_map::IdMap;
 use crate::recorder::{self, Actor, Event, Lints, Recording};
 
 use log::trace;
@@ -101,7 +102,7 @@ pub struct EventLoop {
     ready: Vec<(Token, Readiness)>,
     /// Token -> the callback to run when that source is ready. `None` only
     /// while the callback itself is running (see `dispatch`).
-    callbacks: HashMap<Token, Option<Callback>>,
+    callbacks: IdMap<Token, Option<Callback>>,
     next_token: usize,
     /// Pending timers in firing order (see [`TimerId`]).
     timers: BTreeMap<TimerId, TimerCallback>,
@@ -124,7 +125,7 @@ impl EventLoop {
             poll,
             events: Events::with_capacity(1024),
             ready: Vec::new(),
-            callbacks: HashMap::new(),
+            callbacks: IdMap::default(),
             next_token: WAKE_TOKEN.0 + 1,
             timers: BTreeMap::new(),
             next_timer: 0,

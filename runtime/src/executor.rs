@@ -7,7 +7,7 @@
 //! [`crate::reactor`]) are ordinary event-loop callbacks that call `wake()`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::io;
@@ -21,6 +21,7 @@ use log::trace;
 
 use crate::clock::Clock;
 use crate::event_loop::EventLoop;
+use crate::id_map::IdMap;
 use crate::recorder::{self, Actor, Event, Lints, Outcome, Recording, WarningKind};
 use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState, WaitsOn};
 use crate::waker::{RunQueue, TaskId, TaskWaker};
@@ -44,7 +45,7 @@ thread_local! {
 
 pub(crate) struct Inner {
     pub(crate) event_loop: RefCell<EventLoop>,
-    tasks: RefCell<HashMap<TaskId, Rc<dyn Runnable>>>,
+    tasks: RefCell<IdMap<TaskId, Rc<dyn Runnable>>>,
     queue: Arc<RunQueue>,
     next_id: Cell<TaskId>,
     /// The batch being run, kept between batches to reuse its allocation.
@@ -67,7 +68,7 @@ impl Runtime {
         Ok(Runtime {
             inner: Rc::new(Inner {
                 event_loop: RefCell::new(event_loop),
-                tasks: RefCell::new(HashMap::new()),
+                tasks: RefCell::new(IdMap::default()),
                 queue,
                 next_id: Cell::new(MAIN + 1),
                 batch: Cell::new(VecDeque::new()),
@@ -527,6 +528,27 @@ mod tests {
     use crate::task::JoinError;
 
     use crate::future::yield_now;
+
+    #[test]
+    fn a_task_woken_but_not_run_when_block_on_returns_runs_in_the_next() {
+        let rt = Runtime::new().unwrap();
+        let ran = Rc::new(Cell::new(false));
+        // The spawn's wake goes into this thread's own queue; the main
+        // future is done before the task's first poll.
+        let flag = Rc::clone(&ran);
+        let mut handle = None;
+        rt.block_on(async { handle = Some(spawn(async move { flag.set(true) })) })
+            .unwrap();
+        let handle = handle.unwrap();
+        assert!(!ran.get());
+        // Another runtime on the same thread in between must not take it
+        // (it would find no such task, and the wake would be lost): the id
+        // went back to its own runtime's shared queue.
+        Runtime::new().unwrap().block_on(yield_now()).unwrap();
+        let bounded = crate::time::timeout(Duration::from_secs(10), handle);
+        rt.block_on(bounded).unwrap().unwrap().unwrap();
+        assert!(ran.get());
+    }
 
     #[test]
     fn block_on_returns_the_output() {

@@ -37,6 +37,7 @@ mod event_loop;
 mod executor;
 mod future;
 mod gather;
+mod id_map;
 mod net;
 pub mod oneshot;
 mod queue;

@@ -10,7 +10,7 @@
 //! to one thread, like everything that tasks share in this runtime.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -27,11 +27,8 @@ struct Inner<T> {
     items: VecDeque<T>,
     /// Items put and not yet marked done, as in asyncio.
     unfinished: usize,
-    /// Tasks waiting in `get`, keyed by an id that grows with each new
-    /// waiter, so the first entry is the longest waiting: first come, first
-    /// served. A getter finds (and removes) its own entry in O(log n), which
-    /// matters when a hundred thousand tasks wait on one queue.
-    getters: BTreeMap<u64, Waker>,
+    /// Tasks waiting in `get`, first come, first served.
+    getters: Line,
     next_getter: u64,
     /// Tasks waiting in `join`.
     joiners: Vec<Waker>,
@@ -56,7 +53,7 @@ impl<T> Queue<T> {
             inner: Rc::new(RefCell::new(Inner {
                 items: VecDeque::new(),
                 unfinished: 0,
-                getters: BTreeMap::new(),
+                getters: Line::default(),
                 next_getter: 0,
                 joiners: Vec::new(),
             })),
@@ -69,7 +66,7 @@ impl<T> Queue<T> {
         let mut inner = self.inner.borrow_mut();
         inner.items.push_back(item);
         inner.unfinished += 1;
-        if let Some((_, waker)) = inner.getters.pop_first() {
+        if let Some(waker) = inner.getters.pop_first() {
             waker.wake();
         }
     }
@@ -156,6 +153,72 @@ impl<T> fmt::Debug for Queue<T> {
     }
 }
 
+/// The tasks waiting in `get`, in the order they came, each under an id
+/// that grows with each new waiter. A getter that leaves (cancelled, or
+/// served by an item it found itself) finds its entry by binary search, in
+/// O(log n), and leaves a gap that `pop_first` skips: that matters when a
+/// hundred thousand tasks wait on one queue and are all cancelled. A ring
+/// buffer rather than a `BTreeMap`, which would allocate a node when its
+/// first waiter comes and free it when the last goes: a queue with one
+/// getter does that for every item.
+#[derive(Default)]
+struct Line {
+    /// (id, waker) in increasing id order; `None` is a getter that left.
+    waiting: VecDeque<(u64, Option<Waker>)>,
+    /// The entries that are not gaps.
+    len: usize,
+}
+
+impl Line {
+    /// Adds a getter at the back; `id` must be larger than any before.
+    fn push(&mut self, id: u64, waker: Waker) {
+        debug_assert!(self.waiting.back().is_none_or(|(last, _)| *last < id));
+        self.waiting.push_back((id, Some(waker)));
+        self.len += 1;
+    }
+
+    /// Takes the longest-waiting getter out of the line.
+    fn pop_first(&mut self) -> Option<Waker> {
+        while let Some((_, waker)) = self.waiting.pop_front() {
+            if waker.is_some() {
+                self.len -= 1;
+                return waker;
+            }
+        }
+        None
+    }
+
+    /// The waker of getter `id`, if it is still in line.
+    fn get_mut(&mut self, id: u64) -> Option<&mut Waker> {
+        let at = self.waiting.binary_search_by_key(&id, |(id, _)| *id).ok()?;
+        self.waiting[at].1.as_mut()
+    }
+
+    /// Takes getter `id` out of the line; whether it was in it.
+    fn remove(&mut self, id: u64) -> bool {
+        let Ok(at) = self.waiting.binary_search_by_key(&id, |(id, _)| *id) else {
+            return false;
+        };
+        if self.waiting[at].1.take().is_none() {
+            return false;
+        }
+        self.len -= 1;
+        // Gaps at the front go at once; the others when they get there.
+        while self
+            .waiting
+            .front()
+            .is_some_and(|(_, waker)| waker.is_none())
+        {
+            self.waiting.pop_front();
+        }
+        true
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// The future returned by [`Queue::get`].
 #[derive(Debug)]
 pub struct Get<'a, T> {
@@ -172,13 +235,13 @@ impl<T> Future for Get<'_, T> {
         let mut inner = self.queue.inner.borrow_mut();
         if let Some(item) = inner.items.pop_front() {
             if let Some(id) = self.waiter.take() {
-                inner.getters.remove(&id);
+                inner.getters.remove(id);
             }
             return Poll::Ready(item);
         }
         match self.waiter {
             // Still in line: the latest waker wins.
-            Some(id) if let Some(waker) = inner.getters.get_mut(&id) => {
+            Some(id) if let Some(waker) = inner.getters.get_mut(id) => {
                 waker.clone_from(cx.waker());
             }
             // New, or woken by a put whose item someone else took first:
@@ -186,7 +249,7 @@ impl<T> Future for Get<'_, T> {
             _ => {
                 let id = inner.next_getter;
                 inner.next_getter += 1;
-                inner.getters.insert(id, cx.waker().clone());
+                inner.getters.push(id, cx.waker().clone());
                 drop(inner);
                 self.waiter = Some(id);
             }
@@ -204,13 +267,13 @@ impl<T> Drop for Get<'_, T> {
         let Ok(mut inner) = self.queue.inner.try_borrow_mut() else {
             return;
         };
-        let still_waiting = inner.getters.remove(&id).is_some();
+        let still_waiting = inner.getters.remove(id);
         // We were woken for an item but are going away (cancelled) without
         // taking it: pass the wakeup on, or that item would sit in the queue
         // while the next getter sleeps.
         if !still_waiting
             && !inner.items.is_empty()
-            && let Some((_, waker)) = inner.getters.pop_first()
+            && let Some(waker) = inner.getters.pop_first()
         {
             waker.wake();
         }
@@ -244,6 +307,38 @@ impl<T> Future for Join<'_, T> {
 mod tests {
     use super::*;
     use crate::{run_until_complete, spawn};
+
+    #[test]
+    fn the_line_serves_in_order_and_skips_those_who_left() {
+        use std::task::Wake;
+        // Four wakers told apart by their allocations.
+        struct Noop;
+        impl Wake for Noop {
+            fn wake(self: std::sync::Arc<Self>) {}
+        }
+        let wakers: Vec<_> = (0..4)
+            .map(|_| Waker::from(std::sync::Arc::new(Noop)))
+            .collect();
+        let mut line = Line::default();
+        for (id, waker) in wakers.iter().enumerate() {
+            line.push(id as u64, waker.clone());
+        }
+        assert!(line.remove(1));
+        assert!(!line.remove(1));
+        assert!(line.get_mut(1).is_none());
+        assert!(line.get_mut(2).is_some_and(|w| w.will_wake(&wakers[2])));
+        assert_eq!(line.len(), 3);
+        let order: Vec<usize> = std::iter::from_fn(|| line.pop_first())
+            .map(|w| wakers.iter().position(|x| x.will_wake(&w)).unwrap())
+            .collect();
+        assert_eq!(order, [0, 2, 3]);
+        assert_eq!((line.len(), line.waiting.len()), (0, 0));
+        // A gap at the front goes when it is made.
+        line.push(10, wakers[0].clone());
+        line.push(11, wakers[1].clone());
+        assert!(line.remove(10));
+        assert_eq!(line.waiting.len(), 1);
+    }
 
     #[test]
     fn fifo_order_and_sizes() {

@@ -12,6 +12,7 @@
 //! consume one count, drop = decrement), and it does so without `unsafe` in
 //! our code. Writing that vtable yourself is one of the exercises.
 
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,61 +23,92 @@ use log::trace;
 /// Identifies a task for as long as the runtime lives. Never reused.
 pub type TaskId = u64;
 
+// ANCHOR: run_queue
 /// The ids of tasks that are ready to be polled, in the order they woke.
 ///
 /// A `Waker` must be `Send + Sync`: the standard library lets any thread call
-/// `wake()`. So the queue sits behind a mutex, and a wake from another thread
-/// also pokes the loop's `mio::Waker`, in case the loop is asleep in `poll`.
+/// `wake()`. So a wake from another thread goes into a queue behind a mutex,
+/// and also pokes the loop's `mio::Waker`, in case the loop is asleep in
+/// `poll`. Almost every wake, though, comes from the loop's own thread: a
+/// task that puts into a queue, a socket's callback, a timer. Those go into
+/// a queue of the thread's own ([`LOCAL`]), with no lock and no atomic
+/// operation, and the loop takes both queues' ids at each batch. (tokio
+/// does the same with a local run queue per worker beside its shared
+/// "inject" queue.)
 pub(crate) struct RunQueue {
-    ready: Mutex<VecDeque<TaskId>>,
+    /// Wakes from other threads, or from this thread while the loop is
+    /// not running.
+    remote: Mutex<VecDeque<TaskId>>,
+    /// Whether `remote` may hold ids: checked without taking the lock.
+    remote_pending: AtomicBool,
     loop_waker: Arc<mio::Waker>,
 }
 
 thread_local! {
     /// The run queue of the loop running on this thread, if any. Compared by
     /// address only, to tell a wake on the loop thread from one elsewhere.
-    static RUNNING: std::cell::Cell<*const RunQueue> = const { std::cell::Cell::new(std::ptr::null()) };
+    static RUNNING: Cell<*const RunQueue> = const { Cell::new(std::ptr::null()) };
+
+    /// The wakes of the loop running on this thread, made on this thread.
+    /// Emptied into that loop's `remote` queue when it stops running, so
+    /// that nothing is lost if it runs again later.
+    static LOCAL: RefCell<VecDeque<TaskId>> = const { RefCell::new(VecDeque::new()) };
 }
+// ANCHOR_END: run_queue
 
 impl RunQueue {
     pub(crate) fn new(loop_waker: Arc<mio::Waker>) -> RunQueue {
         RunQueue {
-            ready: Mutex::new(VecDeque::new()),
+            remote: Mutex::new(VecDeque::new()),
+            remote_pending: AtomicBool::new(false),
             loop_waker,
         }
     }
 
+    // ANCHOR: push
     fn push(self: &Arc<Self>, id: TaskId) {
+        if self.is_running_here() {
+            LOCAL.with(|local| local.borrow_mut().push_back(id));
+            return;
+        }
+        self.push_remote([id]);
+        trace!(target: "runtime", "wake task={id} from another thread: poking the loop");
+        // If this fails the loop's selector is gone, and there is no one
+        // left to wake.
+        let _ = self.loop_waker.wake();
+    }
+
+    fn push_remote(&self, ids: impl IntoIterator<Item = TaskId>) {
         // A panic while holding this lock cannot leave the deque half-made,
         // so a poisoned lock is still good to use.
-        self.ready
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(id);
-        if !self.is_running_here() {
-            trace!(target: "runtime", "wake task={id} from another thread: poking the loop");
-            // If this fails the loop's selector is gone, and there is no one
-            // left to wake.
-            let _ = self.loop_waker.wake();
-        }
+        self.lock_remote().extend(ids);
+        // After the ids are in: whoever sees the flag finds them.
+        self.remote_pending.store(true, Ordering::Release);
+    }
+
+    fn lock_remote(&self) -> std::sync::MutexGuard<'_, VecDeque<TaskId>> {
+        self.remote.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Moves every id queued so far into `batch`, which must be empty. Tasks
-    /// woken while these run go into the next batch. Swapping, rather than
-    /// taking, keeps both deques' allocations for reuse.
+    /// woken while these run go into the next batch. Called on the loop's
+    /// thread. Swapping, rather than taking, keeps both deques'
+    /// allocations for reuse.
     pub(crate) fn take_batch(&self, batch: &mut VecDeque<TaskId>) {
         debug_assert!(batch.is_empty());
-        std::mem::swap(
-            &mut *self.ready.lock().unwrap_or_else(PoisonError::into_inner),
-            batch,
-        );
+        LOCAL.with(|local| std::mem::swap(&mut *local.borrow_mut(), batch));
+        // Clear the flag before draining: an id pushed after the drain sets
+        // it again, for the next batch.
+        if self.remote_pending.swap(false, Ordering::Acquire) {
+            batch.extend(self.lock_remote().drain(..));
+        }
     }
+    // ANCHOR_END: push
 
+    /// Whether no task is waiting to run. Called on the loop's thread.
     pub(crate) fn is_empty(&self) -> bool {
-        self.ready
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
+        LOCAL.with(|local| local.borrow().is_empty())
+            && !self.remote_pending.load(Ordering::Acquire)
     }
 
     fn is_running_here(self: &Arc<Self>) -> bool {
@@ -87,16 +119,26 @@ impl RunQueue {
     /// returned guard is dropped.
     pub(crate) fn enter(self: &Arc<Self>) -> RunningGuard {
         let previous = RUNNING.with(|running| running.replace(Arc::as_ptr(self)));
-        RunningGuard { previous }
+        RunningGuard {
+            queue: Arc::clone(self),
+            previous,
+        }
     }
 }
 
 pub(crate) struct RunningGuard {
+    queue: Arc<RunQueue>,
     previous: *const RunQueue,
 }
 
 impl Drop for RunningGuard {
     fn drop(&mut self) {
+        // Tasks woken on this thread and not yet run stay ready for the
+        // next time this loop runs, wherever that is.
+        let left = LOCAL.with(|local| std::mem::take(&mut *local.borrow_mut()));
+        if !left.is_empty() {
+            self.queue.push_remote(left);
+        }
         RUNNING.with(|running| running.set(self.previous));
     }
 }
