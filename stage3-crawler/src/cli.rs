@@ -32,7 +32,7 @@ use crate::journal::{Identity, Journal, Replayed};
 use crate::politeness::PoliteConfig;
 use crate::progress;
 use crate::ps::Ps;
-use crate::reporting;
+use crate::reporting::{self, TextReport};
 use crate::traps::TrapLimits;
 use crate::warc::Info;
 
@@ -359,9 +359,9 @@ impl Args {
                 max_crawl_delay: self.max_crawl_delay,
                 robots: !self.ignore_robots,
             },
-            // JSON Lines are written as the crawl goes; only the text
-            // report, which sorts every line, needs them kept.
-            keep_records: self.report != Report::Json,
+            // Both reports are made as the crawl goes: JSON Lines written
+            // at once, the text report's lines sorted in bounded memory.
+            keep_records: false,
         }
     }
 
@@ -761,6 +761,37 @@ fn run(args: &Args) -> io::Result<ExitCode> {
 
 /// Crawls `roots` (or `args`' roots, or the demo site), alone or as part
 /// of a `shared` crawl, and reports.
+/// The text report, fed by `crawler` as it records each statistic and
+/// skipped URL (when `wanted`). The first error it meets (a temporary file
+/// it cannot write) becomes the report's error. A function of its own, so
+/// that `crawl`'s closures keep the names the debugger appendix shows.
+fn text_report(
+    crawler: &Crawler,
+    wanted: bool,
+    list_skipped: bool,
+) -> Rc<RefCell<io::Result<TextReport>>> {
+    let text = Rc::new(RefCell::new(Ok(TextReport::new(list_skipped))));
+    if !wanted {
+        return text;
+    }
+    fn add(
+        text: &RefCell<io::Result<TextReport>>,
+        f: impl FnOnce(&mut TextReport) -> io::Result<()>,
+    ) {
+        let mut text = text.borrow_mut();
+        if let Ok(report) = text.as_mut()
+            && let Err(e) = f(report)
+        {
+            *text = Err(e);
+        }
+    }
+    let stats_text = Rc::clone(&text);
+    crawler.on_stat(move |stat| add(&stats_text, |report| report.stat(stat)));
+    let skips_text = Rc::clone(&text);
+    crawler.on_skip(move |skip| add(&skips_text, |report| report.skip(skip)));
+    text
+}
+
 fn crawl(
     runtime: &Runtime,
     args: &Args,
@@ -823,6 +854,7 @@ fn crawl(
         let skips_out = Rc::clone(&out);
         crawler.on_skip(move |skip| write_line(&skips_out, reporting::json_skipped(skip)));
     }
+    let text = text_report(&crawler, args.report == Report::Text, args.verbose > 0);
     let show_progress = args.progress.enabled();
     let (outcome, interrupt) = runtime.block_on(async {
         let interrupt = Interrupt::install()
@@ -885,7 +917,11 @@ fn crawl(
     let mut out = out.borrow_mut();
     out.report_begins(interrupt);
     let written = match args.report {
-        Report::Text => reporting::report(&crawler, outcome, args.verbose > 0, &mut *out),
+        Report::Text => {
+            let summary = reporting::summary(&crawler, outcome);
+            let text = text.replace(Ok(TextReport::new(false)));
+            text.and_then(|report| report.write(&summary, &mut *out))
+        }
         Report::Json => writeln!(
             out,
             "{}",

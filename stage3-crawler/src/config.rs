@@ -44,8 +44,10 @@ pub struct Config {
     /// `Crawler::done`, `Crawler::skipped` and the text report (which
     /// sorts them). Default true. Off, they go only to the sinks
     /// (`Crawler::on_stat`, `on_skip`) and the tally: the command line
-    /// turns it off for `--report json`, which streams them, so that a
-    /// crawl of a million pages keeps nothing per URL for its report.
+    /// turns it off, as both its reports are made as the crawl goes (JSON
+    /// Lines written at once, the text report's lines sorted in bounded
+    /// memory), so that a crawl of a million pages keeps nothing per URL
+    /// for its report.
     pub keep_records: bool,
 }
 

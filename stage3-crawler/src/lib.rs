@@ -19,6 +19,7 @@
 //! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
 //! | [`tally`] | the report's counts, kept as the crawl goes | `reporting.py`'s `Stats` |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
+//! | [`external_sort`] | the text report's lines sorted in bounded memory | (ours: `sort(1)`'s merge) |
 //! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
 //! | [`frontier`] | the shared frontier in Redis: many processes, one crawl | (ours: scrapy-redis) |
 //! | [`joining`] | creating or joining a shared crawl, its merged report | (ours) |
@@ -32,6 +33,7 @@ pub mod cli;
 pub mod config;
 pub mod crawling;
 pub mod depth;
+pub mod external_sort;
 pub mod frontier;
 pub mod host;
 pub mod http;

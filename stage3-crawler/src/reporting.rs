@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::crawling::SitemapOutcome;
 use crate::crawling::{Crawler, Outcome};
+use crate::external_sort::SortedLines;
 use crate::politeness::RobotsOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
@@ -146,18 +147,6 @@ pub fn summary_of(crawl: &Crawl<'_>) -> Summary {
     }
 }
 
-/// The skipped URLs grouped by reason, each group sorted by URL.
-fn by_reason(skipped: &[Skipped]) -> BTreeMap<SkipReason, Vec<&Skipped>> {
-    let mut groups: BTreeMap<SkipReason, Vec<&Skipped>> = BTreeMap::new();
-    for s in skipped {
-        groups.entry(s.reason).or_default().push(s);
-    }
-    for group in groups.values_mut() {
-        group.sort_by(|a, b| a.url.cmp(&b.url));
-    }
-    groups
-}
-
 /// Writes the text report: every URL fetched, sorted; the skipped ones
 /// counted by reason (and each listed, with `list_skipped`); then the
 /// totals and counters.
@@ -174,41 +163,114 @@ pub fn report(
 
 /// Writes the text report of `crawl`.
 pub fn report_of(crawl: &Crawl<'_>, list_skipped: bool, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "*** Report ***")?;
-    let mut show: Vec<&FetchStatistic> = crawl.done.iter().collect();
-    show.sort_by(|a, b| a.url.cmp(&b.url));
-    let mut counters = Counters::default();
-    for stat in &show {
-        let line = classify(stat, &mut counters);
-        writeln!(out, "{}", format_line(stat, line))?;
+    let mut text = TextReport::new(list_skipped);
+    for stat in crawl.done {
+        text.stat(stat)?;
     }
-    for (reason, group) in by_reason(crawl.skipped) {
-        writeln!(out, "Skipped ({}): {} urls", reason.name(), group.len())?;
-        for s in group.iter().filter(|_| list_skipped) {
-            let from = s.from.as_deref().unwrap_or("(root)");
-            writeln!(out, "  {} from {from}", s.url)?;
+    for skipped in crawl.skipped {
+        text.skip(skipped)?;
+    }
+    text.write(&summary_of(crawl), out)
+}
+
+/// How many bytes of report lines a [`TextReport`] holds in memory before
+/// it sorts them and writes them to a temporary file.
+const TEXT_REPORT_MEMORY: usize = 16 * 1024 * 1024;
+
+// ANCHOR: text_report
+/// The text report, built as the crawl goes: each statistic becomes its
+/// line at once, and the lines are sorted by URL in bounded memory
+/// ([`SortedLines`]), so that a crawl of millions of pages does not keep
+/// millions of statistics to print them at the end.
+#[derive(Debug)]
+pub struct TextReport {
+    lines: SortedLines,
+    /// Skipped URLs by reason: how many, and (with `list_skipped`) their
+    /// lines.
+    skipped: BTreeMap<SkipReason, (usize, Option<SortedLines>)>,
+    list_skipped: bool,
+}
+
+impl TextReport {
+    /// An empty report; `list_skipped` lists each skipped URL, not only
+    /// their counts.
+    pub fn new(list_skipped: bool) -> TextReport {
+        TextReport::with_memory(list_skipped, TEXT_REPORT_MEMORY)
+    }
+
+    /// The same, holding at most about `memory` bytes of lines at a time.
+    pub fn with_memory(list_skipped: bool, memory: usize) -> TextReport {
+        TextReport {
+            lines: SortedLines::new(memory),
+            skipped: BTreeMap::new(),
+            list_skipped,
         }
     }
-    let s = summary_of(crawl);
-    for robots in &s.robots {
-        writeln!(out, "robots.txt of {robots}")?;
+
+    /// Adds a statistic's line.
+    pub fn stat(&mut self, stat: &FetchStatistic) -> io::Result<()> {
+        let line = classify(stat, &mut Counters::default());
+        self.lines.push(stat.url.len(), format_line(stat, line))
     }
-    for sitemap in &s.sitemaps {
-        writeln!(out, "sitemap {}: {}", sitemap.url, sitemap.outcome)?;
+
+    /// Counts a skipped URL, and lists it with `list_skipped`.
+    pub fn skip(&mut self, skipped: &Skipped) -> io::Result<()> {
+        let list_skipped = self.list_skipped;
+        let (count, lines) = self.skipped.entry(skipped.reason).or_insert_with(|| {
+            let lines = list_skipped.then(|| SortedLines::new(TEXT_REPORT_MEMORY));
+            (0, lines)
+        });
+        *count += 1;
+        match lines {
+            Some(lines) => {
+                let from = skipped.from.as_deref().unwrap_or("(root)");
+                let line = format!("  {} from {from}", skipped.url);
+                lines.push(2 + skipped.url.len(), line)
+            }
+            None => Ok(()),
+        }
     }
-    writeln!(
-        out,
-        "Finished {} urls in {:.3} secs (max_tasks={}) ({:.3} urls/sec/task)",
-        s.urls, s.secs, s.max_tasks, s.urls_per_sec_per_task
-    )?;
-    for (key, count) in &s.counters.0 {
-        writeln!(out, "{count:>10} {key}")?;
+
+    /// Writes the report: every URL fetched, sorted; the skipped ones
+    /// counted by reason (and listed); then `summary`.
+    pub fn write(self, summary: &Summary, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "*** Report ***")?;
+        for line in self.lines.into_sorted()? {
+            writeln!(out, "{}", line?)?;
+        }
+        for (reason, (count, lines)) in self.skipped {
+            writeln!(out, "Skipped ({}): {count} urls", reason.name())?;
+            for line in lines
+                .map(SortedLines::into_sorted)
+                .transpose()?
+                .into_iter()
+                .flatten()
+            {
+                writeln!(out, "{}", line?)?;
+            }
+        }
+        let s = summary;
+        for robots in &s.robots {
+            writeln!(out, "robots.txt of {robots}")?;
+        }
+        for sitemap in &s.sitemaps {
+            writeln!(out, "sitemap {}: {}", sitemap.url, sitemap.outcome)?;
+        }
+        writeln!(
+            out,
+            "Finished {} urls in {:.3} secs (max_tasks={}) ({:.3} urls/sec/task)",
+            s.urls, s.secs, s.max_tasks, s.urls_per_sec_per_task
+        )?;
+        for (key, count) in &s.counters.0 {
+            writeln!(out, "{count:>10} {key}")?;
+        }
+        writeln!(out, "Todo: {}", s.todo)?;
+        writeln!(out, "Done: {}", s.done)?;
+        writeln!(out, "Seen: {}", s.seen)?;
+        writeln!(out, "Date: {} UTC", ctime(SystemTime::now()))
     }
-    writeln!(out, "Todo: {}", s.todo)?;
-    writeln!(out, "Done: {}", s.done)?;
-    writeln!(out, "Seen: {}", s.seen)?;
-    writeln!(out, "Date: {} UTC", ctime(SystemTime::now()))
 }
+// ANCHOR_END: text_report
 
 /// One statistic as a JSON object on one line.
 pub fn json_line(stat: &FetchStatistic) -> String {

@@ -870,3 +870,47 @@ fn without_kept_records_the_sinks_get_everything_and_the_tally_is_exact() {
     assert!(streamed.any_root_fetched());
     assert_eq!(streamed.seen(), kept.seen());
 }
+
+#[test]
+fn the_text_report_sorted_on_disk_is_the_one_sorted_in_memory() {
+    use stage3_crawler::reporting::{self, TextReport};
+    let site = DemoSite::start_default().unwrap();
+    let (crawler, stats, skips) = crawl_with_sinks(&site, true);
+    let summary = reporting::summary(&crawler, Outcome::Completed);
+    let write = |memory: usize| {
+        let mut report = TextReport::with_memory(true, memory);
+        for stat in &stats {
+            report.stat(stat).unwrap();
+        }
+        for skip in &skips {
+            report.skip(skip).unwrap();
+        }
+        let mut out = Vec::new();
+        report.write(&summary, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // All but the date, which is the time of writing.
+        text.lines()
+            .filter(|l| !l.starts_with("Date: "))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // A budget of nothing writes every line to a run of its own.
+    let on_disk = write(0);
+    assert_eq!(on_disk, write(usize::MAX));
+    // The URL lines are the statistics' lines, in the order of their URLs.
+    let mut by_url = stats.clone();
+    by_url.sort_by(|a, b| a.url.cmp(&b.url));
+    let want: Vec<String> = by_url
+        .iter()
+        .map(|stat| {
+            let line = reporting::classify(stat, &mut Default::default());
+            reporting::format_line(stat, line)
+        })
+        .collect();
+    assert_eq!(on_disk[0], "*** Report ***");
+    assert_eq!(on_disk[1..=want.len()], want[..]);
+    assert!(
+        on_disk[want.len() + 1].starts_with("Skipped ("),
+        "{on_disk:?}"
+    );
+}
