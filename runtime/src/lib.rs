@@ -16,6 +16,7 @@
 //! | `queue` | `asyncio.Queue` |
 //! | `gather` | `asyncio.gather` |
 //! | `signal` | `loop.add_signal_handler` |
+//! | `id_map` | (ours) the tables keyed by task ids and tokens, hashed with one multiplication |
 //! | `future` | `asyncio.sleep(0)`, `asyncio.wait(FIRST_COMPLETED)`, and a panic caught |
 //! | `recorder`, `chrome_trace` | asyncio's debug mode; (ours) a timeline of every poll and wake |
 //!

@@ -196,6 +196,11 @@ impl Line {
 
     /// Takes getter `id` out of the line; whether it was in it.
     fn remove(&mut self, id: u64) -> bool {
+        // The common case: a put already took this getter out (ids only
+        // grow, so the whole line is after it).
+        if self.waiting.front().is_none_or(|(first, _)| *first > id) {
+            return false;
+        }
         let Ok(at) = self.waiting.binary_search_by_key(&id, |(id, _)| *id) else {
             return false;
         };

@@ -759,8 +759,6 @@ fn run(args: &Args) -> io::Result<ExitCode> {
     }
 }
 
-/// Crawls `roots` (or `args`' roots, or the demo site), alone or as part
-/// of a `shared` crawl, and reports.
 /// The text report, fed by `crawler` as it records each statistic and
 /// skipped URL (when `wanted`). The first error it meets (a temporary file
 /// it cannot write) becomes the report's error. A function of its own, so
@@ -792,6 +790,8 @@ fn text_report(
     text
 }
 
+/// Crawls `roots` (or `args`' roots, or the demo site), alone or as part
+/// of a `shared` crawl, and reports.
 fn crawl(
     runtime: &Runtime,
     args: &Args,
