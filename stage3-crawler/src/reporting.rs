@@ -13,7 +13,7 @@ use crate::external_sort::SortedLines;
 use crate::politeness::RobotsOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
-pub use crate::tally::{Counters, Line, Tally, classify};
+pub use crate::tally::{Counters, Line, Tally, classify, line_of};
 
 /// The totals at the end of the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -149,7 +149,9 @@ pub fn summary_of(crawl: &Crawl<'_>) -> Summary {
 
 /// Writes the text report: every URL fetched, sorted; the skipped ones
 /// counted by reason (and each listed, with `list_skipped`); then the
-/// totals and counters.
+/// totals and counters. From the records `crawler` kept, so only with
+/// `Config::keep_records` (the default); a crawler that keeps none feeds
+/// a [`TextReport`] as it goes instead, as the command line does.
 pub fn report(
     crawler: &Crawler,
     outcome: Outcome,
@@ -181,7 +183,8 @@ const TEXT_REPORT_MEMORY: usize = 16 * 1024 * 1024;
 /// The text report, built as the crawl goes: each statistic becomes its
 /// line at once, and the lines are sorted by URL in bounded memory
 /// ([`SortedLines`]), so that a crawl of millions of pages does not keep
-/// millions of statistics to print them at the end.
+/// millions of statistics to print them at the end. Each kind of line
+/// (fetched, and skipped for each reason when listed) has its own budget.
 #[derive(Debug)]
 pub struct TextReport {
     lines: SortedLines,
@@ -209,8 +212,8 @@ impl TextReport {
 
     /// Adds a statistic's line.
     pub fn stat(&mut self, stat: &FetchStatistic) -> io::Result<()> {
-        let line = classify(stat, &mut Counters::default());
-        self.lines.push(stat.url.len(), format_line(stat, line))
+        self.lines
+            .push(stat.url.len(), format_line(stat, line_of(stat)))
     }
 
     /// Counts a skipped URL, and lists it with `list_skipped`.

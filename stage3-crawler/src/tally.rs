@@ -21,7 +21,14 @@ pub struct Counters(pub BTreeMap<String, u64>);
 impl Counters {
     /// Adds `count` to `key`.
     pub fn add(&mut self, key: &str, count: u64) {
-        *self.0.entry(key.to_string()).or_default() += count;
+        // Counted for every URL as it is recorded: no new key string
+        // unless the key is new.
+        match self.0.get_mut(key) {
+            Some(total) => *total += count,
+            None => {
+                self.0.insert(key.to_string(), count);
+            }
+        }
     }
 
     /// The count for `key` (0 if never added).
@@ -49,27 +56,64 @@ pub enum Line {
 /// 200, HTML or XML) is an `html` line; any other status without a redirect
 /// is an `error`, counted by status.
 pub fn classify(stat: &FetchStatistic, counters: &mut Counters) -> Line {
+    match kind_of(stat) {
+        Kind::Failed(kind) => {
+            counters.add("fail", 1);
+            counters.add(&format!("fail_{kind}"), 1);
+        }
+        Kind::Redirect => counters.add("redirect", 1),
+        Kind::Html => {
+            counters.add("html", 1);
+            counters.add("html_bytes", stat.size);
+        }
+        Kind::Other => {
+            counters.add("other", 1);
+            counters.add("other_bytes", stat.size);
+        }
+        Kind::Error(status) => {
+            counters.add("error", 1);
+            counters.add("error_bytes", stat.size);
+            let status = status.map_or("none".to_string(), |s| s.to_string());
+            counters.add(&format!("status_{status}"), 1);
+        }
+    }
+    line_of(stat)
+}
+
+/// Which line a statistic gets, without counting it.
+pub fn line_of(stat: &FetchStatistic) -> Line {
+    match kind_of(stat) {
+        Kind::Failed(_) => Line::Error,
+        Kind::Redirect => Line::Redirect,
+        Kind::Html => Line::Html,
+        Kind::Other | Kind::Error(_) => Line::Other,
+    }
+}
+
+/// What a statistic is, as the report counts it.
+enum Kind {
+    /// No response: the exception's kind.
+    Failed(&'static str),
+    Redirect,
+    /// A 200 page parsed for links.
+    Html,
+    /// Another 200.
+    Other,
+    /// Any other status (or none).
+    Error(Option<u16>),
+}
+
+fn kind_of(stat: &FetchStatistic) -> Kind {
     if let Some(exception) = &stat.exception {
-        counters.add("fail", 1);
-        counters.add(&format!("fail_{}", exception.kind), 1);
-        Line::Error
+        Kind::Failed(exception.kind)
     } else if stat.next_url.is_some() {
-        counters.add("redirect", 1);
-        Line::Redirect
+        Kind::Redirect
     } else if stat.status == Some(200) && is_parsed(stat) {
-        counters.add("html", 1);
-        counters.add("html_bytes", stat.size);
-        Line::Html
+        Kind::Html
     } else if stat.status == Some(200) {
-        counters.add("other", 1);
-        counters.add("other_bytes", stat.size);
-        Line::Other
+        Kind::Other
     } else {
-        counters.add("error", 1);
-        counters.add("error_bytes", stat.size);
-        let status = stat.status.map_or("none".to_string(), |s| s.to_string());
-        counters.add(&format!("status_{status}"), 1);
-        Line::Other
+        Kind::Error(stat.status)
     }
 }
 // ANCHOR_END: url_report

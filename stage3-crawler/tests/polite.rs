@@ -240,13 +240,7 @@ fn the_polite_demo_site_is_crawled_as_its_robots_txt_says() {
 #[test]
 fn a_crawl_delay_spaces_every_request_to_the_host() {
     let delay = Duration::from_millis(40);
-    let site = DemoSite::start(SiteConfig {
-        pages: 3,
-        polite: true,
-        crawl_delay: Some(delay),
-        ..SiteConfig::default()
-    })
-    .unwrap();
+    let site = common::crawl_delay_site(delay);
     let crawl = common::crawl(&[site.url("/")], polite_config());
     assert!(crawl.urls().len() > 20);
     let counters = site.counters();
@@ -258,13 +252,5 @@ fn a_crawl_delay_spaces_every_request_to_the_host() {
         crawl.urls().len() + 3,
         "robots.txt and two sitemaps"
     );
-    for pair in log.windows(2) {
-        let gap = pair[1].0 - pair[0].0;
-        assert!(
-            gap >= delay,
-            "{gap:?} between {} and {}",
-            pair[0].1,
-            pair[1].1
-        );
-    }
+    common::assert_spaced(&log, delay);
 }

@@ -4,6 +4,8 @@
 //! that nothing was fetched more than once per kill. A damaged state is
 //! refused with a clear error.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -334,13 +336,7 @@ fn a_state_of_another_crawl_or_without_roots_is_refused() {
 #[test]
 fn a_resumed_crawl_keeps_robots_txt_and_the_crawl_delay() {
     let delay = Duration::from_millis(30);
-    let site = DemoSite::start(SiteConfig {
-        pages: 3,
-        polite: true,
-        crawl_delay: Some(delay),
-        ..SiteConfig::default()
-    })
-    .unwrap();
+    let site = common::crawl_delay_site(delay);
     let want = report(&crawler(&site, None).output().unwrap());
     site.reset_counters();
     let scratch = Scratch::new("polite");
@@ -357,15 +353,7 @@ fn a_resumed_crawl_keeps_robots_txt_and_the_crawl_delay() {
     assert_at_most_in_flight_again(&site, 1, "polite");
     // And the host's Crawl-delay held across the kill: the resumed crawl
     // waited a delay before its first request.
-    for pair in counters.request_log.windows(2) {
-        let gap = pair[1].0 - pair[0].0;
-        assert!(
-            gap >= delay,
-            "{gap:?} between {} and {}",
-            pair[0].1,
-            pair[1].1
-        );
-    }
+    common::assert_spaced(&counters.request_log, delay);
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! no page was fetched twice (or, after a kill, only what the killed
 //! process held), and that the per-host cap holds summed over processes.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
@@ -350,13 +352,7 @@ fn redis_restarting_mid_crawl_costs_a_wait_and_redis_gone_stops_the_crawl() {
 #[test]
 fn a_crawl_delay_holds_across_processes() {
     let delay = Duration::from_millis(30);
-    let site = DemoSite::start(SiteConfig {
-        pages: 3,
-        polite: true,
-        crawl_delay: Some(delay),
-        ..SiteConfig::default()
-    })
-    .unwrap();
+    let site = common::crawl_delay_site(delay);
     // The polite site's traps go deeper than its answer key with these
     // options; what matters is that the shared crawl makes the same crawl.
     let want = lone_crawl(&site);
@@ -373,15 +369,7 @@ fn a_crawl_delay_holds_across_processes() {
     // One request at a time to the host, over both processes, and each
     // starts at least the delay after the one before.
     assert_eq!(counters.peak_in_flight, 1);
-    for pair in counters.request_log.windows(2) {
-        let gap = pair[1].0 - pair[0].0;
-        assert!(
-            gap >= delay,
-            "{gap:?} between {} and {}",
-            pair[0].1,
-            pair[1].1
-        );
-    }
+    common::assert_spaced(&counters.request_log, delay);
     assert!(counters.per_path["/robots.txt"] <= 2);
 }
 

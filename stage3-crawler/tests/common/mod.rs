@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::rc::Rc;
 use std::time::Duration;
 
-use demo_site::DemoSite;
+use demo_site::{DemoSite, SiteConfig};
 
 pub mod static_site;
 use stage3_crawler::http::ClientConfig;
@@ -122,4 +122,30 @@ pub fn size(site: &DemoSite, path: &str) -> u64 {
 /// The media type of a Content-Type value.
 pub fn media_type(content_type: &str) -> String {
     content_type.split(';').next().unwrap().trim().to_string()
+}
+
+/// The polite demo site, three pages, whose robots.txt asks stage3-crawler
+/// for a Crawl-delay of `delay`.
+pub fn crawl_delay_site(delay: Duration) -> DemoSite {
+    DemoSite::start(SiteConfig {
+        pages: 3,
+        polite: true,
+        crawl_delay: Some(delay),
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+/// Fails unless every request in `log` (the site's request log) started at
+/// least `delay` after the one before it.
+pub fn assert_spaced(log: &[(Duration, String)], delay: Duration) {
+    for pair in log.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(
+            gap >= delay,
+            "{gap:?} between {} and {}",
+            pair[0].1,
+            pair[1].1
+        );
+    }
 }
