@@ -7,7 +7,6 @@
 //! [`crate::reactor`]) are ordinary event-loop callbacks that call `wake()`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::io;
@@ -48,8 +47,6 @@ pub(crate) struct Inner {
     tasks: RefCell<IdMap<TaskId, Rc<dyn Runnable>>>,
     queue: Arc<RunQueue>,
     next_id: Cell<TaskId>,
-    /// The batch being run, kept between batches to reuse its allocation.
-    batch: Cell<VecDeque<TaskId>>,
     /// Registrations dropped while the event loop was busy: their callbacks
     /// are removed after the loop's turn.
     orphans: RefCell<Vec<mio::Token>>,
@@ -71,7 +68,6 @@ impl Runtime {
                 tasks: RefCell::new(IdMap::default()),
                 queue,
                 next_id: Cell::new(MAIN + 1),
-                batch: Cell::new(VecDeque::new()),
                 orphans: RefCell::new(Vec::new()),
             }),
         })
@@ -284,9 +280,10 @@ impl Inner {
     // ANCHOR: run_ready_tasks
     /// Steps every task that was ready when the batch began.
     fn run_ready_tasks(&self) {
-        let mut batch = self.batch.take();
-        self.queue.take_batch(&mut batch);
-        for id in batch.drain(..) {
+        for _ in 0..self.queue.start_batch() {
+            let Some(id) = self.queue.pop() else {
+                break;
+            };
             if id == MAIN {
                 continue; // block_on polls the main future itself
             }
@@ -299,7 +296,6 @@ impl Inner {
                 self.tasks.borrow_mut().remove(&id);
             }
         }
-        self.batch.set(batch);
     }
     // ANCHOR_END: run_ready_tasks
 }

@@ -90,18 +90,30 @@ impl RunQueue {
         self.remote.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Moves every id queued so far into `batch`, which must be empty. Tasks
-    /// woken while these run go into the next batch. Called on the loop's
-    /// thread. Swapping, rather than taking, keeps both deques'
-    /// allocations for reuse.
-    pub(crate) fn take_batch(&self, batch: &mut VecDeque<TaskId>) {
-        debug_assert!(batch.is_empty());
-        LOCAL.with(|local| std::mem::swap(&mut *local.borrow_mut(), batch));
-        // Clear the flag before draining: an id pushed after the drain sets
-        // it again, for the next batch.
-        if self.remote_pending.swap(false, Ordering::Acquire) {
-            batch.extend(self.lock_remote().drain(..));
-        }
+    /// Starts a batch on the loop's thread: puts the ids woken from other
+    /// threads behind those woken here, and returns how many the batch
+    /// runs. Tasks woken while these run queue behind them, for the next
+    /// batch. The loop then takes them one by one with [`pop`](Self::pop),
+    /// from the queue where the wakes put them: nothing is swapped or
+    /// copied per batch.
+    pub(crate) fn start_batch(&self) -> usize {
+        LOCAL.with(|local| {
+            let mut local = local.borrow_mut();
+            // Look before swapping: the swap is a locked instruction, and
+            // there is almost never anything there. Clear the flag before
+            // draining: an id pushed after the drain sets it again.
+            if self.remote_pending.load(Ordering::Relaxed)
+                && self.remote_pending.swap(false, Ordering::Acquire)
+            {
+                local.extend(self.lock_remote().drain(..));
+            }
+            local.len()
+        })
+    }
+
+    /// The next ready task's id. Called on the loop's thread.
+    pub(crate) fn pop(&self) -> Option<TaskId> {
+        LOCAL.with(|local| local.borrow_mut().pop_front())
     }
     // ANCHOR_END: push
 
@@ -204,6 +216,13 @@ mod tests {
     use super::*;
     use std::task::Waker;
 
+    /// What the loop would run next: one batch, taken as the loop takes it.
+    fn batch(queue: &Arc<RunQueue>) -> Vec<TaskId> {
+        let _running = queue.enter();
+        let n = queue.start_batch();
+        (0..n).map_while(|_| queue.pop()).collect()
+    }
+
     fn queue() -> (mio::Poll, Arc<RunQueue>) {
         let poll = mio::Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(0)).unwrap());
@@ -220,14 +239,10 @@ mod tests {
         waker.wake_by_ref();
         let clone = waker.clone();
         clone.wake();
-        let mut batch = VecDeque::new();
-        queue.take_batch(&mut batch);
-        assert_eq!(batch, [7]);
-        batch.clear();
+        assert_eq!(batch(&queue), [7]);
         assert!(task.take_scheduled());
         waker.wake();
-        queue.take_batch(&mut batch);
-        assert_eq!(batch, [7]);
+        assert_eq!(batch(&queue), [7]);
     }
 
     #[test]
@@ -243,8 +258,6 @@ mod tests {
         poll.poll(&mut events, Some(std::time::Duration::from_secs(10)))
             .unwrap();
         assert_eq!(events.iter().next().map(|e| e.token()), Some(mio::Token(0)));
-        let mut batch = VecDeque::new();
-        queue.take_batch(&mut batch);
-        assert_eq!(batch, [1]);
+        assert_eq!(batch(&queue), [1]);
     }
 }
