@@ -20,10 +20,10 @@ use log::trace;
 
 use crate::clock::Clock;
 use crate::event_loop::EventLoop;
-use crate::id_map::IdMap;
 use crate::recorder::{self, Actor, Event, Lints, Outcome, Recording, WarningKind};
+use crate::slab::Slab;
 use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState, WaitsOn};
-use crate::waker::{RunQueue, TaskId, TaskWaker};
+use crate::waker::{RunQueue, TaskId, TaskRef, TaskWaker};
 
 /// The id of the future passed to [`Runtime::block_on`]. Spawned tasks count
 /// up from 1.
@@ -44,7 +44,7 @@ thread_local! {
 
 pub(crate) struct Inner {
     pub(crate) event_loop: RefCell<EventLoop>,
-    tasks: RefCell<IdMap<TaskId, Rc<dyn Runnable>>>,
+    tasks: RefCell<Slab<Rc<dyn Runnable>>>,
     queue: Arc<RunQueue>,
     next_id: Cell<TaskId>,
     /// Registrations dropped while the event loop was busy: their callbacks
@@ -65,7 +65,7 @@ impl Runtime {
         Ok(Runtime {
             inner: Rc::new(Inner {
                 event_loop: RefCell::new(event_loop),
-                tasks: RefCell::new(IdMap::default()),
+                tasks: RefCell::new(Slab::default()),
                 queue,
                 next_id: Cell::new(MAIN + 1),
                 orphans: RefCell::new(Vec::new()),
@@ -132,7 +132,12 @@ impl Runtime {
     pub fn block_on<F: Future>(&self, future: F) -> io::Result<F::Output> {
         let _context = self.enter()?;
         let mut future = pin!(future);
-        let main = Arc::new(TaskWaker::new(MAIN, self.inner.queue.clone()));
+        // The main future has no slot: it is not in the table.
+        let main = TaskRef {
+            id: MAIN,
+            slot: usize::MAX,
+        };
+        let main = Arc::new(TaskWaker::new(main, self.inner.queue.clone()));
         let main_waker = Waker::from(main.clone());
         let at = std::panic::Location::caller();
         recorder::record(|| Event::Spawn {
@@ -212,7 +217,7 @@ impl Drop for Runtime {
     fn drop(&mut self) {
         // Cancel what is left so that sockets close now; the futures may
         // deregister from our event loop as they go, so it must still exist.
-        let mut tasks: Vec<_> = self.inner.tasks.borrow_mut().drain().collect();
+        let mut tasks = self.inner.tasks.borrow_mut().drain();
         if recorder::is_on() {
             tasks.sort_unstable_by_key(|(id, _)| *id);
             // A cancelled task stays in the table, finished, until the
@@ -252,7 +257,6 @@ impl Inner {
     {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
-        let waker = Arc::new(TaskWaker::new(id, self.queue.clone()));
         match &meta.name {
             Some(name) => trace!(
                 target: "runtime",
@@ -268,9 +272,13 @@ impl Inner {
             at: meta.spawned_at,
             by: Actor::Outside,
         });
+        let mut tasks = self.tasks.borrow_mut();
+        let entry = tasks.vacant_entry(id);
+        let waker = Arc::new(TaskWaker::new(entry.task(), self.queue.clone()));
         let task = Task::new(id, future, waker.clone(), meta);
         let handle = task.join_handle();
-        self.tasks.borrow_mut().insert(id, task);
+        entry.insert(task);
+        drop(tasks);
         // A new task is born scheduled; put it in the queue to match.
         waker.take_scheduled();
         Waker::from(waker).wake();
@@ -281,19 +289,19 @@ impl Inner {
     /// Steps every task that was ready when the batch began.
     fn run_ready_tasks(&self) {
         for _ in 0..self.queue.start_batch() {
-            let Some(id) = self.queue.pop() else {
+            let Some(next) = self.queue.pop() else {
                 break;
             };
-            if id == MAIN {
+            if next.id == MAIN {
                 continue; // block_on polls the main future itself
             }
             // Clone the task out of the table: while it runs it may spawn,
             // which needs the table.
-            let Some(task) = self.tasks.borrow().get(&id).cloned() else {
+            let Some(task) = self.tasks.borrow().get(next).cloned() else {
                 continue; // a wake for a task that already finished
             };
             if task.step().is_ready() {
-                self.tasks.borrow_mut().remove(&id);
+                self.tasks.borrow_mut().remove(next);
             }
         }
     }
@@ -420,7 +428,7 @@ pub fn task_table() -> Option<String> {
         return Some("<task table busy>\n".into());
     };
     let mut rows: Vec<_> = tasks.iter().collect();
-    rows.sort_unstable_by_key(|(id, _)| **id);
+    rows.sort_unstable_by_key(|(id, _)| *id);
     let now = inner.event_loop.try_borrow().map(|l| l.now()).ok();
     let mut table = format!(
         "{:>6}  {:<9}  {:<24}  {:<22}  {}\n",
@@ -489,7 +497,7 @@ impl fmt::Debug for Tasks<'_> {
         };
         let mut list: Vec<(TaskKey<'_>, TaskState)> = tasks
             .iter()
-            .map(|(id, t)| (TaskKey(*id, t.meta().name.as_deref()), t.state()))
+            .map(|(id, t)| (TaskKey(id, t.meta().name.as_deref()), t.state()))
             .collect();
         list.sort_unstable_by_key(|(key, _)| key.0);
         f.debug_map().entries(list).finish()
@@ -555,7 +563,8 @@ mod tests {
     fn meta_of(id: TaskId) -> (Option<String>, u32, String) {
         let inner = current().unwrap();
         let tasks = inner.tasks.borrow();
-        let meta = tasks[&id].meta();
+        let (_, task) = tasks.iter().find(|(task, _)| *task == id).unwrap();
+        let meta = task.meta();
         let at = meta.spawned_at;
         (
             meta.name.as_deref().map(str::to_string),
@@ -686,7 +695,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(out, 3);
-        assert!(rt.inner.tasks.borrow().is_empty());
+        assert_eq!(rt.inner.tasks.borrow().iter().count(), 0);
     }
 
     #[test]

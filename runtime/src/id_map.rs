@@ -1,11 +1,11 @@
-//! Maps keyed by the runtime's own numbers: task ids and the event loop's
-//! tokens.
+//! Maps keyed by the runtime's own numbers: the event loop's tokens. (The
+//! executor's tasks are in a [slab](crate::slab), found without hashing.)
 //!
 //! `HashMap`'s default hasher is SipHash with random keys, which protects a
 //! map from keys chosen by an attacker (a web page's URLs, say) at the cost
 //! of some 20 ns a lookup. Our keys are numbers we hand out ourselves, one
-//! after another, so nobody can choose them, and the executor looks one up
-//! for every poll. One multiplication by 2^64 divided by the golden ratio
+//! after another, so nobody can choose them, and the event loop looks one
+//! up for every event. One multiplication by 2^64 divided by the golden ratio
 //! (Fibonacci hashing, Knuth's TAOCP 6.4) spreads consecutive numbers over
 //! the table's buckets and over the high bits the table also uses.
 

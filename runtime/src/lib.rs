@@ -16,7 +16,8 @@
 //! | `queue` | `asyncio.Queue` |
 //! | `gather` | `asyncio.gather` |
 //! | `signal` | `loop.add_signal_handler` |
-//! | `id_map` | (ours) the tables keyed by task ids and tokens, hashed with one multiplication |
+//! | `slab` | (ours) the task table: tasks found by the slot their waker carries |
+//! | `id_map` | (ours) the event loop's table of sockets, keyed by token, hashed with one multiplication |
 //! | `future` | `asyncio.sleep(0)`, `asyncio.wait(FIRST_COMPLETED)`, and a panic caught |
 //! | `recorder`, `chrome_trace` | asyncio's debug mode; (ours) a timeline of every poll and wake |
 //!
@@ -45,6 +46,7 @@ mod queue;
 mod reactor;
 mod recorder;
 mod signal;
+mod slab;
 mod task;
 mod time;
 mod waker;

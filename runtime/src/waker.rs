@@ -23,8 +23,17 @@ use log::trace;
 /// Identifies a task for as long as the runtime lives. Never reused.
 pub type TaskId = u64;
 
+/// What the run queue holds: a task's id, and its slot in the executor's
+/// table ([`crate::slab`]), so that the executor finds the task by index
+/// rather than by hashing its id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TaskRef {
+    pub(crate) id: TaskId,
+    pub(crate) slot: usize,
+}
+
 // ANCHOR: run_queue
-/// The ids of tasks that are ready to be polled, in the order they woke.
+/// The tasks that are ready to be polled, in the order they woke.
 ///
 /// A `Waker` must be `Send + Sync`: the standard library lets any thread call
 /// `wake()`. So a wake from another thread goes into a queue behind a mutex,
@@ -38,7 +47,7 @@ pub type TaskId = u64;
 pub(crate) struct RunQueue {
     /// Wakes from other threads, or from this thread while the loop is
     /// not running.
-    remote: Mutex<VecDeque<TaskId>>,
+    remote: Mutex<VecDeque<TaskRef>>,
     /// Whether `remote` may hold ids: checked without taking the lock.
     remote_pending: AtomicBool,
     loop_waker: Arc<mio::Waker>,
@@ -52,7 +61,7 @@ thread_local! {
     /// The wakes of the loop running on this thread, made on this thread.
     /// Emptied into that loop's `remote` queue when it stops running, so
     /// that nothing is lost if it runs again later.
-    static LOCAL: RefCell<VecDeque<TaskId>> = const { RefCell::new(VecDeque::new()) };
+    static LOCAL: RefCell<VecDeque<TaskRef>> = const { RefCell::new(VecDeque::new()) };
 }
 // ANCHOR_END: run_queue
 
@@ -66,19 +75,19 @@ impl RunQueue {
     }
 
     // ANCHOR: push
-    fn push(self: &Arc<Self>, id: TaskId) {
+    fn push(self: &Arc<Self>, task: TaskRef) {
         if self.is_running_here() {
-            LOCAL.with(|local| local.borrow_mut().push_back(id));
+            LOCAL.with(|local| local.borrow_mut().push_back(task));
             return;
         }
-        self.push_remote([id]);
-        trace!(target: "runtime", "wake task={id} from another thread: poking the loop");
+        self.push_remote([task]);
+        trace!(target: "runtime", "wake task={} from another thread: poking the loop", task.id);
         // If this fails the loop's selector is gone, and there is no one
         // left to wake.
         let _ = self.loop_waker.wake();
     }
 
-    fn push_remote(&self, ids: impl IntoIterator<Item = TaskId>) {
+    fn push_remote(&self, ids: impl IntoIterator<Item = TaskRef>) {
         // A panic while holding this lock cannot leave the deque half-made,
         // so a poisoned lock is still good to use.
         self.lock_remote().extend(ids);
@@ -86,7 +95,7 @@ impl RunQueue {
         self.remote_pending.store(true, Ordering::Release);
     }
 
-    fn lock_remote(&self) -> std::sync::MutexGuard<'_, VecDeque<TaskId>> {
+    fn lock_remote(&self) -> std::sync::MutexGuard<'_, VecDeque<TaskRef>> {
         self.remote.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -111,8 +120,8 @@ impl RunQueue {
         })
     }
 
-    /// The next ready task's id. Called on the loop's thread.
-    pub(crate) fn pop(&self) -> Option<TaskId> {
+    /// The next ready task. Called on the loop's thread.
+    pub(crate) fn pop(&self) -> Option<TaskRef> {
         LOCAL.with(|local| local.borrow_mut().pop_front())
     }
     // ANCHOR_END: push
@@ -158,7 +167,7 @@ impl Drop for RunningGuard {
 // ANCHOR: task_waker
 /// The data behind every `Waker` the executor hands out.
 pub(crate) struct TaskWaker {
-    id: TaskId,
+    task: TaskRef,
     /// Set while the id is in the run queue, so that ten wakes before the
     /// next poll queue the task once, not ten times.
     scheduled: AtomicBool,
@@ -172,23 +181,23 @@ impl Wake for TaskWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.scheduled.swap(true, Ordering::AcqRel) {
-            trace!(target: "runtime", "wake task={}", self.id);
+            trace!(target: "runtime", "wake task={}", self.task.id);
             crate::recorder::record(|| crate::recorder::Event::Wake {
-                task: self.id,
+                task: self.task.id,
                 by: crate::recorder::Actor::Outside,
             });
-            self.queue.push(self.id);
+            self.queue.push(self.task);
         }
     }
 }
 // ANCHOR_END: task_waker
 
 impl TaskWaker {
-    /// A waker for task `id`, which starts out scheduled: a new task is
+    /// A waker for `task`, which starts out scheduled: a new task is
     /// already in the run queue.
-    pub(crate) fn new(id: TaskId, queue: Arc<RunQueue>) -> TaskWaker {
+    pub(crate) fn new(task: TaskRef, queue: Arc<RunQueue>) -> TaskWaker {
         TaskWaker {
-            id,
+            task,
             scheduled: AtomicBool::new(true),
             queue,
         }
@@ -220,7 +229,14 @@ mod tests {
     fn batch(queue: &Arc<RunQueue>) -> Vec<TaskId> {
         let _running = queue.enter();
         let n = queue.start_batch();
-        (0..n).map_while(|_| queue.pop()).collect()
+        (0..n)
+            .map_while(|_| queue.pop())
+            .map(|task| task.id)
+            .collect()
+    }
+
+    fn task(id: TaskId) -> TaskRef {
+        TaskRef { id, slot: 0 }
     }
 
     fn queue() -> (mio::Poll, Arc<RunQueue>) {
@@ -232,7 +248,7 @@ mod tests {
     #[test]
     fn many_wakes_queue_a_task_once() {
         let (_poll, queue) = queue();
-        let task = Arc::new(TaskWaker::new(7, queue.clone()));
+        let task = Arc::new(TaskWaker::new(task(7), queue.clone()));
         assert!(task.take_scheduled());
         let waker = Waker::from(task.clone());
         waker.wake_by_ref();
@@ -248,7 +264,7 @@ mod tests {
     #[test]
     fn a_wake_from_another_thread_pokes_the_selector() {
         let (mut poll, queue) = queue();
-        let task = Arc::new(TaskWaker::new(1, queue.clone()));
+        let task = Arc::new(TaskWaker::new(task(1), queue.clone()));
         task.take_scheduled();
         let waker = Waker::from(task);
         std::thread::spawn(move || waker.wake()).join().unwrap();
