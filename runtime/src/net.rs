@@ -83,7 +83,8 @@ impl TcpStream {
     /// Reads into `buf`, waiting until at least one byte (or EOF, `Ok(0)`)
     /// is there.
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_io(cx, Direction::Read, |mut io| io.read(buf))
+        let len = buf.len();
+        self.io.poll_read(cx, len, |mut io| io.read(buf))
     }
 
     /// Writes some of `buf`, waiting until the socket takes at least a byte.

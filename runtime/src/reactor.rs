@@ -22,10 +22,13 @@
 //! 2. **The latest waker wins.** A future may be polled by different tasks
 //!    over its life (moved into a new task, or wrapped in `timeout`), so each
 //!    `Pending` stores the waker it was just given, replacing the last.
-//! 3. **Drain until `WouldBlock`.** mio's events are edge-triggered: it
-//!    reports a change, not a level. So readiness is cleared only when a read
-//!    or write returns `WouldBlock`; a short read leaves it set, and the next
-//!    read goes straight to the socket.
+//! 3. **Drain until `WouldBlock`, or a short read.** mio's events are
+//!    edge-triggered: it reports a change, not a level. So readiness is
+//!    cleared only when the socket is known to be drained: when an
+//!    operation returns `WouldBlock`, or when a read from a stream socket
+//!    returns fewer bytes than it asked for (but not none), which the kernel
+//!    does only when it had no more. A read that fills its buffer leaves
+//!    readiness set, and the next read goes straight to the socket.
 //! 4. **Spurious events do no harm.** An event only sets readiness and wakes.
 //!    If the socket turns out not to be ready, the operation sees
 //!    `WouldBlock`, clears readiness and waits again.
@@ -59,6 +62,10 @@ struct IoState {
     token: Cell<usize>,
     readable: Cell<bool>,
     writable: Cell<bool>,
+    /// Whether the peer has closed its side, or the socket has failed:
+    /// once set, the end (or the error) is always there to read, however
+    /// short the read before it.
+    read_closed: Cell<bool>,
     reader: RefCell<Option<Waker>>,
     writer: RefCell<Option<Waker>>,
 }
@@ -85,6 +92,8 @@ impl IoState {
     fn on_event(&self, r: Readiness) {
         if r.readable || r.read_closed || r.error {
             self.readable.set(true);
+            self.read_closed
+                .set(self.read_closed.get() || r.read_closed || r.error);
             self.wake(Direction::Read);
         }
         if r.writable || r.write_closed || r.error {
@@ -181,6 +190,34 @@ impl<S: Source> Registration<S> {
         }
     }
     // ANCHOR_END: poll_io
+
+    // ANCHOR: poll_read
+    /// [`poll_io`](Self::poll_io) for a read of at most `len` bytes from a
+    /// stream socket (TCP, or a Unix stream). A read that returns fewer
+    /// bytes than it asked for took all the kernel had, so readiness is
+    /// cleared then and there (rule 3): the next read waits for the event
+    /// that new data brings, instead of spending a system call to hear
+    /// `WouldBlock`. Tokio does the same on epoll and kqueue. Not once the
+    /// peer has closed: the end came in an event already (perhaps the
+    /// same one as the data), and no other will come for it, so the next
+    /// read must go and find it.
+    pub fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        op: impl FnMut(&S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let poll = self.poll_io(cx, Direction::Read, op);
+        if let Poll::Ready(Ok(n)) = poll
+            && 0 < n
+            && n < len
+            && !self.state.read_closed.get()
+        {
+            self.state.readable.set(false);
+        }
+        poll
+    }
+    // ANCHOR_END: poll_read
 
     /// The event-loop token, as the trace log shows it.
     pub fn token(&self) -> Token {
@@ -306,7 +343,78 @@ mod tests {
     }
 
     #[test]
-    fn short_reads_keep_readiness_until_would_block() {
+    fn a_short_read_clears_readiness_and_the_next_waits_without_a_system_call() {
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+            let reg = Registration::new(a).unwrap();
+            let calls = Cell::new(0);
+            let mut buf = [0u8; 8];
+            let mut read = |s: &mio::net::UnixStream| {
+                calls.set(calls.get() + 1);
+                (&*s).read(&mut buf)
+            };
+            b.write_all(b"abc").unwrap();
+            let (_, waker) = counting();
+            let mut cx = Context::from_waker(&waker);
+            let poll = reg.poll_read(&mut cx, 8, &mut read);
+            assert!(matches!(poll, Poll::Ready(Ok(3))), "{poll:?}");
+            assert!(!reg.state.readable.get());
+            // Nothing is tried: the task waits for the next event.
+            assert!(reg.poll_read(&mut cx, 8, &mut read).is_pending());
+            assert_eq!(calls.get(), 1);
+            // New data brings an event, which wakes the task.
+            b.write_all(b"defghijkl").unwrap();
+            poll_fn(|cx| {
+                reg.poll_read(cx, 8, &mut read)
+                    .map(|r| assert_eq!(r.unwrap(), 8))
+            })
+            .await;
+            // A full buffer leaves readiness set: the rest is read at once.
+            assert!(reg.state.readable.get());
+            let poll = reg.poll_read(&mut cx, 8, &mut read);
+            assert!(matches!(poll, Poll::Ready(Ok(1))), "{poll:?}");
+            assert_eq!(calls.get(), 3);
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_short_read_after_the_peer_closed_keeps_readiness_for_the_end() {
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+            let reg = Registration::new(a).unwrap();
+            let calls = Cell::new(0);
+            let mut buf = [0u8; 8];
+            let mut read = |s: &mio::net::UnixStream| {
+                calls.set(calls.get() + 1);
+                (&*s).read(&mut buf)
+            };
+            let (woken, waker) = counting();
+            let mut cx = Context::from_waker(&waker);
+            assert!(reg.poll_read(&mut cx, 8, &mut read).is_pending());
+            // The data and the end arrive together, in one event: no
+            // further event will come for the end.
+            b.write_all(b"xyz").unwrap();
+            drop(b);
+            crate::yield_now().await; // the loop turns and delivers it
+            assert_eq!(woken.0.load(Ordering::SeqCst), 1);
+            let poll = reg.poll_read(&mut cx, 8, &mut read);
+            assert!(matches!(poll, Poll::Ready(Ok(3))), "{poll:?}");
+            // So the short read leaves readiness set, and the end is read
+            // at once rather than waited for forever.
+            let poll = reg.poll_read(&mut cx, 8, &mut read);
+            assert!(matches!(poll, Poll::Ready(Ok(0))), "{poll:?}");
+            let poll = reg.poll_read(&mut cx, 8, &mut read);
+            assert!(matches!(poll, Poll::Ready(Ok(0))), "{poll:?}");
+            assert_eq!(calls.get(), 4);
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn full_reads_keep_readiness_until_would_block() {
         let rt = Runtime::new().unwrap();
         rt.block_on(async {
             let (a, mut b) = mio::net::UnixStream::pair().unwrap();
@@ -315,8 +423,9 @@ mod tests {
             let (_, waker) = counting();
             let mut cx = Context::from_waker(&waker);
             let mut got = Vec::new();
-            // Two-byte reads, with no event in between: readiness stays set
-            // because no read has returned WouldBlock yet.
+            // Two-byte reads that fill their buffer, with no event in
+            // between: readiness stays set, because no read has returned
+            // WouldBlock or less than it asked for.
             for _ in 0..3 {
                 let mut buf = [0u8; 2];
                 match reg.poll_io(&mut cx, Direction::Read, read_op(&mut buf)) {
