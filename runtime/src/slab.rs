@@ -16,6 +16,7 @@
 
 use crate::waker::{TaskId, TaskRef};
 
+// ANCHOR: slab
 /// Values (the executor's tasks) kept by slot, each with its task's id.
 pub(crate) struct Slab<T> {
     entries: Vec<Entry<T>>,
@@ -29,6 +30,7 @@ enum Entry<T> {
     /// A free place; holds the next free slot (or `entries.len()`).
     Vacant(usize),
 }
+// ANCHOR_END: slab
 
 impl<T> Default for Slab<T> {
     fn default() -> Self {
@@ -51,6 +53,7 @@ impl<T> Slab<T> {
         }
     }
 
+    // ANCHOR: get
     /// The value of `task`, if it is still in the table.
     #[inline]
     pub(crate) fn get(&self, task: TaskRef) -> Option<&T> {
@@ -59,6 +62,7 @@ impl<T> Slab<T> {
             _ => None,
         }
     }
+    // ANCHOR_END: get
 
     /// Takes `task` out of the table, and frees its slot for the next
     /// insert.
