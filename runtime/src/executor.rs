@@ -165,12 +165,14 @@ impl Runtime {
             }
             // One batch always runs, even when the main future is ready
             // again, so that it cannot starve the tasks by waking itself.
-            self.inner.run_ready_tasks();
-            for _ in 1..BATCHES_PER_TURN {
-                if main.is_scheduled() || self.inner.queue.is_empty() {
+            // More follow while they find tasks to run, up to the limit.
+            let mut batches = 0;
+            loop {
+                let ran = self.inner.run_ready_tasks();
+                batches += 1;
+                if ran == 0 || batches == BATCHES_PER_TURN || main.is_scheduled() {
                     break;
                 }
-                self.inner.run_ready_tasks();
             }
             // Somebody is ready to run: just look at I/O without sleeping.
             // Otherwise sleep until an event, a timer, or a wake from another
@@ -286,9 +288,11 @@ impl Inner {
     }
 
     // ANCHOR: run_ready_tasks
-    /// Steps every task that was ready when the batch began.
-    fn run_ready_tasks(&self) {
-        for _ in 0..self.queue.start_batch() {
+    /// Steps every task that was ready when the batch began, and returns
+    /// how many that was.
+    fn run_ready_tasks(&self) -> usize {
+        let ready = self.queue.start_batch();
+        for _ in 0..ready {
             let Some(next) = self.queue.pop() else {
                 break;
             };
@@ -304,6 +308,7 @@ impl Inner {
                 self.tasks.borrow_mut().remove(next);
             }
         }
+        ready
     }
     // ANCHOR_END: run_ready_tasks
 }
