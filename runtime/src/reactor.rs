@@ -342,6 +342,17 @@ mod tests {
         .unwrap();
     }
 
+    /// A read into `buf` that counts its system calls in `calls`.
+    fn counted_read<'a>(
+        calls: &'a Cell<usize>,
+        buf: &'a mut [u8],
+    ) -> impl FnMut(&mio::net::UnixStream) -> io::Result<usize> + 'a {
+        move |s| {
+            calls.set(calls.get() + 1);
+            (&*s).read(buf)
+        }
+    }
+
     #[test]
     fn a_short_read_clears_readiness_and_the_next_waits_without_a_system_call() {
         let rt = Runtime::new().unwrap();
@@ -350,10 +361,7 @@ mod tests {
             let reg = Registration::new(a).unwrap();
             let calls = Cell::new(0);
             let mut buf = [0u8; 8];
-            let mut read = |s: &mio::net::UnixStream| {
-                calls.set(calls.get() + 1);
-                (&*s).read(&mut buf)
-            };
+            let mut read = counted_read(&calls, &mut buf);
             b.write_all(b"abc").unwrap();
             let (_, waker) = counting();
             let mut cx = Context::from_waker(&waker);
@@ -387,10 +395,7 @@ mod tests {
             let reg = Registration::new(a).unwrap();
             let calls = Cell::new(0);
             let mut buf = [0u8; 8];
-            let mut read = |s: &mio::net::UnixStream| {
-                calls.set(calls.get() + 1);
-                (&*s).read(&mut buf)
-            };
+            let mut read = counted_read(&calls, &mut buf);
             let (woken, waker) = counting();
             let mut cx = Context::from_waker(&waker);
             assert!(reg.poll_read(&mut cx, 8, &mut read).is_pending());
