@@ -165,7 +165,8 @@ impl Runtime {
             }
             // One batch always runs, even when the main future is ready
             // again, so that it cannot starve the tasks by waking itself.
-            // More follow while they find tasks to run, up to the limit.
+            // More follow while they find something in the queue, up to the
+            // limit.
             let mut batches = 0;
             loop {
                 let ran = self.inner.run_ready_tasks();
@@ -289,7 +290,8 @@ impl Inner {
 
     // ANCHOR: run_ready_tasks
     /// Steps every task that was ready when the batch began, and returns
-    /// how many that was.
+    /// how many entries of the run queue that took (counting the main
+    /// future's, and wakes for tasks that had already finished).
     fn run_ready_tasks(&self) -> usize {
         let ready = self.queue.start_batch();
         for _ in 0..ready {
@@ -550,8 +552,9 @@ mod tests {
             .unwrap();
         let handle = handle.unwrap();
         assert!(!ran.get());
-        // Another runtime on the same thread in between must not take it
-        // (it would find no such task, and the wake would be lost): the id
+        // Another runtime on the same thread in between must not take it:
+        // the wake would be lost, or worse, find that runtime's own task in
+        // the same slot (ids and slots start alike in every runtime). It
         // went back to its own runtime's shared queue.
         Runtime::new().unwrap().block_on(yield_now()).unwrap();
         let bounded = crate::time::timeout(Duration::from_secs(10), handle);
@@ -568,7 +571,7 @@ mod tests {
     fn meta_of(id: TaskId) -> (Option<String>, u32, String) {
         let inner = current().unwrap();
         let tasks = inner.tasks.borrow();
-        let (_, task) = tasks.iter().find(|(task, _)| *task == id).unwrap();
+        let (_, task) = tasks.iter().find(|(each, _)| *each == id).unwrap();
         let meta = task.meta();
         let at = meta.spawned_at;
         (
@@ -763,6 +766,76 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(out, Ok(()));
+    }
+
+    #[test]
+    fn a_task_that_keeps_waking_itself_does_not_keep_the_loop_from_its_sockets() {
+        use std::io::{Read, Write};
+        let yields = Rc::new(Cell::new(0));
+        let out = run_until_complete({
+            let yields = yields.clone();
+            async move {
+                let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+                let socket = crate::reactor::Registration::new(a).unwrap();
+                let done = Rc::new(Cell::new(false));
+                let spinner = spawn({
+                    let done = done.clone();
+                    async move {
+                        // The byte's event waits in the selector from now.
+                        b.write_all(b"x").unwrap();
+                        while !done.get() && yields.get() < 10 * BATCHES_PER_TURN {
+                            yields.set(yields.get() + 1);
+                            yield_now().await;
+                        }
+                    }
+                });
+                let mut buf = [0u8; 1];
+                let read = std::future::poll_fn(|cx| {
+                    socket.poll_read(cx, 1, |mut s: &mio::net::UnixStream| s.read(&mut buf))
+                });
+                let n = read.await.unwrap();
+                done.set(true);
+                spinner.await.unwrap();
+                n
+            }
+        })
+        .unwrap();
+        assert_eq!(out, 1);
+        // One poll of the spinner per batch, and the loop looked at its
+        // sockets after the 64th.
+        assert_eq!(yields.get(), BATCHES_PER_TURN);
+    }
+
+    #[test]
+    fn a_late_wake_for_a_finished_task_does_not_poll_the_task_in_its_slot() {
+        let polls = Rc::new(Cell::new(0));
+        run_until_complete({
+            let polls = polls.clone();
+            async move {
+                let kept = Rc::new(RefCell::new(None));
+                let first = spawn({
+                    let kept = kept.clone();
+                    std::future::poll_fn(move |cx| {
+                        *kept.borrow_mut() = Some(cx.waker().clone());
+                        Poll::Ready(())
+                    })
+                });
+                first.await.unwrap();
+                // The first task is gone; the second takes its slot.
+                let second = spawn(std::future::poll_fn(move |_| {
+                    polls.set(polls.get() + 1);
+                    Poll::<()>::Pending
+                }));
+                yield_now().await;
+                let late: Option<Waker> = kept.borrow_mut().take();
+                late.unwrap().wake();
+                yield_now().await;
+                yield_now().await;
+                second.cancel();
+            }
+        })
+        .unwrap();
+        assert_eq!(polls.get(), 1);
     }
 
     #[test]

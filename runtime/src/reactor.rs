@@ -26,9 +26,13 @@
 //!    edge-triggered: it reports a change, not a level. So readiness is
 //!    cleared only when the socket is known to be drained: when an
 //!    operation returns `WouldBlock`, or when a read from a stream socket
-//!    returns fewer bytes than it asked for (but not none), which the kernel
-//!    does only when it had no more. A read that fills its buffer leaves
-//!    readiness set, and the next read goes straight to the socket.
+//!    returns fewer bytes than it asked for (but not none): the kernel
+//!    hands a read all it holds, up to the buffer's size. (One exception:
+//!    TCP's urgent data stops a read short with bytes behind it. No
+//!    client of ours asks for it, and a server that sends it only delays
+//!    the read until more data, or the read timeout, comes; tokio makes
+//!    the same trade.) A read that fills its buffer leaves readiness set,
+//!    and the next read goes straight to the socket.
 //! 4. **Spurious events do no harm.** An event only sets readiness and wakes.
 //!    If the socket turns out not to be ready, the operation sees
 //!    `WouldBlock`, clears readiness and waits again.
@@ -62,9 +66,10 @@ struct IoState {
     token: Cell<usize>,
     readable: Cell<bool>,
     writable: Cell<bool>,
-    /// Whether the peer has closed its side, or the socket has failed:
-    /// once set, the end (or the error) is always there to read, however
-    /// short the read before it.
+    /// Whether an event has said that the peer closed its side, or that
+    /// the socket failed. After that, something may be left to read after
+    /// a short read (the end, or the error), and no other event will say
+    /// so; so `poll_read` keeps readiness, at the cost of one more read.
     read_closed: Cell<bool>,
     reader: RefCell<Option<Waker>>,
     writer: RefCell<Option<Waker>>,
@@ -180,7 +185,8 @@ impl<S: Source> Registration<S> {
                 return Poll::Pending;
             }
             match op(&self.io) {
-                // Rule 3: only WouldBlock clears readiness.
+                // Rule 3: WouldBlock clears readiness (and so does a
+                // short read, in `poll_read`).
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.state.ready(dir).set(false);
                 }
@@ -201,7 +207,13 @@ impl<S: Source> Registration<S> {
     /// peer has closed: the end came in an event already (perhaps the
     /// same one as the data), and no other will come for it, so the next
     /// read must go and find it.
-    pub fn poll_read(
+    ///
+    /// Crate-private: the caller must pass the length of the buffer that
+    /// `op` reads into, and only a stream socket keeps the promise above
+    /// (a datagram socket, or a Unix socket passing descriptors, can read
+    /// short with more queued). [`TcpStream`](crate::TcpStream) is the
+    /// one caller.
+    pub(crate) fn poll_read(
         &self,
         cx: &mut Context<'_>,
         len: usize,
@@ -383,6 +395,14 @@ mod tests {
             let poll = reg.poll_read(&mut cx, 8, &mut read);
             assert!(matches!(poll, Poll::Ready(Ok(1))), "{poll:?}");
             assert_eq!(calls.get(), 3);
+            // A close after the short read comes in an event of its own.
+            drop(b);
+            poll_fn(|cx| {
+                reg.poll_read(cx, 8, &mut read)
+                    .map(|r| assert_eq!(r.unwrap(), 0))
+            })
+            .await;
+            assert_eq!(calls.get(), 4);
         })
         .unwrap();
     }

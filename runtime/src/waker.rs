@@ -41,14 +41,18 @@ pub(crate) struct TaskRef {
 /// `poll`. Almost every wake, though, comes from the loop's own thread: a
 /// task that puts into a queue, a socket's callback, a timer. Those go into
 /// a queue of the thread's own ([`LOCAL`]), with no lock and no atomic
-/// operation, and the loop takes both queues' ids at each batch. (tokio
+/// operation; at each batch the loop moves what the other threads woke
+/// behind them, and runs the lot from the thread's queue. (tokio
 /// does the same with a local run queue per worker beside its shared
 /// "inject" queue.)
 pub(crate) struct RunQueue {
     /// Wakes from other threads, or from this thread while the loop is
     /// not running.
     remote: Mutex<VecDeque<TaskRef>>,
-    /// Whether `remote` may hold ids: checked without taking the lock.
+    /// Whether `remote` may hold tasks: checked without taking the lock.
+    /// (Read with a plain load first, in `start_batch`: the mutex orders
+    /// the tasks themselves, and the `mio::Waker` poke keeps the loop from
+    /// sleeping through one.)
     remote_pending: AtomicBool,
     loop_waker: Arc<mio::Waker>,
 }
@@ -87,11 +91,11 @@ impl RunQueue {
         let _ = self.loop_waker.wake();
     }
 
-    fn push_remote(&self, ids: impl IntoIterator<Item = TaskRef>) {
+    fn push_remote(&self, tasks: impl IntoIterator<Item = TaskRef>) {
         // A panic while holding this lock cannot leave the deque half-made,
         // so a poisoned lock is still good to use.
-        self.lock_remote().extend(ids);
-        // After the ids are in: whoever sees the flag finds them.
+        self.lock_remote().extend(tasks);
+        // After the tasks are in: whoever sees the flag finds them.
         self.remote_pending.store(true, Ordering::Release);
     }
 
@@ -99,7 +103,7 @@ impl RunQueue {
         self.remote.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Starts a batch on the loop's thread: puts the ids woken from other
+    /// Starts a batch on the loop's thread: puts the tasks woken from other
     /// threads behind those woken here, and returns how many the batch
     /// runs. Tasks woken while these run queue behind them, for the next
     /// batch. The loop then takes them one by one with [`pop`](Self::pop),

@@ -68,9 +68,13 @@ impl Connection {
 
     // ANCHOR: is_reusable
     /// Whether an idle connection still looks usable. Servers close idle
-    /// keep-alive connections whenever they like; if this one has, the
-    /// socket reads as end-of-stream right now, without waiting. Any bytes
-    /// are just as bad: nobody asked for them.
+    /// keep-alive connections whenever they like; if this one has, and the
+    /// event loop has heard of it, the socket reads as end-of-stream right
+    /// now, without waiting. Any bytes are just as bad: nobody asked for
+    /// them. A close that came after the loop last looked goes unseen here
+    /// (after a short read the socket is not read again before an event);
+    /// the request then fails as sent on a stale connection, and the
+    /// client retries it on a new one (`FetchError::is_stale_connection`).
     pub(crate) fn is_reusable(&mut self) -> bool {
         if !self.buf.is_empty() {
             return false;
