@@ -16,7 +16,10 @@ trap cleanup_timeline EXIT
 
 # Starts a four-page site (/ links to /a.html, /b.html and /c.html, which
 # link nowhere) on a free port, served by Python's http.server with one
-# response per connection; sets $site to its URL.
+# response per connection; sets $site to its URL. Each response waits 50 ms
+# first: a server that answers at once may have answered before the crawler
+# reads, on a busy machine, and then no fetch waits for the network and the
+# story changes. A slow server makes every fetch wait, as on the real web.
 tiny_site() {
   local root="$timeline_dir/site"
   mkdir -p "$root"
@@ -24,7 +27,17 @@ tiny_site() {
   for page in a b c; do printf '<p>page %s</p>\n' "$page" >"$root/$page.html"; done
   local port
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  python3 -m http.server "$port" --bind 127.0.0.1 --directory "$root" >/dev/null 2>&1 &
+  python3 - "$port" "$root" >/dev/null 2>&1 <<'EOF' &
+import functools, http.server, sys, time
+
+class Slow(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        time.sleep(0.05)
+        super().do_GET()
+
+handler = functools.partial(Slow, directory=sys.argv[2])
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+EOF
   site_pid=$!
   local tries=0
   until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null; do
