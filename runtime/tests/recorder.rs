@@ -90,8 +90,17 @@ fn a_sleeping_task_is_recorded_step_by_step() {
 fn a_wake_from_another_thread_is_attributed_to_it() {
     let rt = Runtime::new().unwrap();
     let recording = rt.record();
+    // The thread must finish after main has gone to sleep on it: left to
+    // itself, on a busy machine it can finish before main's first poll of
+    // the handle, which then is ready with no wake at all. So it waits for
+    // a go from a task that runs only once main is pending.
+    let (go, wait_for_go) = std::sync::mpsc::channel();
     let out = rt
-        .block_on(async { spawn_blocking(|| 7).await.unwrap() })
+        .block_on(async move {
+            let seven = spawn_blocking(move || wait_for_go.recv().map(|()| 7));
+            spawn(async move { go.send(()).unwrap() });
+            seven.await.unwrap().unwrap()
+        })
         .unwrap();
     assert_eq!(out, 7);
     let wakes: Vec<_> = recording
