@@ -45,6 +45,10 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How far behind its schedule the game loop may fall and still catch up.
 const CATCH_UP: Duration = Duration::from_secs(1);
 
+/// The least a late tick waits after the last one: long enough for the
+/// event loop to wait on its sockets once (mio waits whole milliseconds).
+const TURN: Duration = Duration::from_millis(1);
+
 /// How long a client may take to answer our close frame with its own.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
@@ -219,7 +223,12 @@ impl Server {
         let mut outboxes: HashMap<PlayerId, Queue<Out>> = HashMap::new();
         let mut deadline = runtime::now() + self.options.tick;
         loop {
-            sleep_until(deadline).await;
+            // A late tick still waits a moment (TURN), so that the event
+            // loop looks at the sockets between two ticks: the players'
+            // tasks write a frame only as their sockets take it, and a
+            // burst of ticks with no look between them would fill every
+            // outbox and drop every player as too slow.
+            sleep_until(deadline.max(runtime::now() + TURN)).await;
             let started = runtime::now();
             if self.take_inbox(&mut game, &mut outboxes).is_break() {
                 return close_all(outboxes);
