@@ -24,7 +24,10 @@ redis.call('HDEL', P .. 'held', url)
 redis.call('HINCRBY', P .. 'busy', host, -1)
 if ARGV[3] ~= '' then
   redis.call('HSET', P .. 'delay', host, ARGV[3])
-  redis.call('HSET', P .. 'next', host, now + tonumber(ARGV[3]))
+  -- now is cut to whole milliseconds, so it may be up to 1 ms early: the
+  -- next request may start a millisecond later, never sooner than the
+  -- delay after this one ended.
+  redis.call('HSET', P .. 'next', host, now + 1 + tonumber(ARGV[3]))
 end
 local codes, urls, new = see(5, now)
 if record.num_urls ~= nil then
