@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
@@ -22,7 +23,7 @@ use std::time::SystemTime;
 
 use runtime::spawn_blocking;
 
-use crate::warc::{Exchange, Info, Records};
+use crate::warc::{Exchange, Info, Parsed, Records};
 
 /// Exchanges waiting for the writer before a worker has to wait too.
 pub const BACKLOG: usize = 32;
@@ -77,7 +78,7 @@ impl Archive {
             opened => opened.map_err(named)?,
         };
         let gzip = is_gzip(path);
-        let held = scan(&mut file, gzip).map_err(named)?;
+        let held = scan(&file, gzip).map_err(named)?;
         file.set_len(held.good).map_err(named)?;
         file.seek(SeekFrom::End(0)).map_err(named)?;
         Ok((Archive::start(path, file, info)?, held))
@@ -199,86 +200,144 @@ fn is_gzip(path: &Path) -> bool {
 /// Reads an archive record by record, as far as its records are whole:
 /// the head, the block of `Content-Length` bytes, and the two CRLFs. A
 /// gzip archive is read member by member (a record each), and a member
-/// that does not decompress whole ends the good part too.
-fn scan(file: &mut File, gzip: bool) -> io::Result<Held> {
+/// that does not decompress whole ends the good part too. What follows
+/// the good part is a record torn by a crash, to be cut off, unless a
+/// whole record starts somewhere after it: then the file was damaged, not
+/// torn, and cutting it would throw good records away, so it is refused.
+fn scan(file: &File, gzip: bool) -> io::Result<Held> {
     let len = file.metadata()?.len();
-    let mut reader = CountingReader {
-        inner: &mut *file,
-        count: 0,
-    };
-    let mut buffered = BufReader::new(&mut reader);
+    let mut reader = BufReader::new(ReadAt { file, pos: 0 });
+    let at = |r: &BufReader<ReadAt<'_>>| r.get_ref().pos - r.buffer().len() as u64;
     let mut held = Held::default();
-    loop {
-        let at =
-            |b: &BufReader<&mut CountingReader<'_>>| b.get_ref().count - b.buffer().len() as u64;
-        let start = at(&buffered);
-        if start == len {
-            break;
-        }
-        let record = if gzip {
-            let mut decoder = flate2::bufread::GzDecoder::new(&mut buffered);
-            let mut record = Vec::new();
-            match decoder.read_to_end(&mut record) {
-                Ok(_) => Some(record),
-                Err(_) => None,
-            }
-        } else {
-            read_record(&mut buffered)?
-        };
-        let Some(record) = record else { break };
-        let Some(parsed) = crate::warc::parse_record(&record) else {
+    while at(&reader) < len {
+        let Some(record) = next_record(&mut reader, gzip)? else {
             break;
         };
-        held.good = at(&buffered);
-        if parsed.kind == "response" {
-            held.responses.extend(parsed.target_uri);
+        held.good = at(&reader);
+        if record.kind == "response" {
+            held.responses.extend(record.target_uri);
         }
     }
     held.cut = len - held.good;
+    if held.cut > 0
+        && let Some(whole) = find_whole_record(file, held.good + 1, gzip)?
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it is damaged at byte {}: the record there is not whole, but the one at \
+                 byte {whole} is, so this is not a record torn by a crash, and cutting it \
+                 off would lose good records; move the file aside (a new archive is then \
+                 started) or mend it",
+                held.good
+            ),
+        ));
+    }
     Ok(held)
 }
 
-/// One uncompressed record, whole, or `None` if the file ends inside it.
-fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Vec<u8>>> {
-    let mut record = Vec::new();
+/// The next record, if it is whole. In a gzip archive it is one member,
+/// which must end right after the record (the end is where gzip checks
+/// its CRC); a member that does not decompress is not whole.
+fn next_record(reader: &mut impl BufRead, gzip: bool) -> io::Result<Option<Parsed>> {
+    if !gzip {
+        return read_record(reader);
+    }
+    let mut member = BufReader::new(flate2::bufread::GzDecoder::new(reader));
+    match read_record(&mut member) {
+        Ok(Some(record)) if matches!(member.fill_buf(), Ok([])) => Ok(Some(record)),
+        _ => Ok(None),
+    }
+}
+
+/// One uncompressed record, if it is whole. Its block is read through,
+/// never held: a length from a damaged or hostile head (or a gzip member
+/// that inflates to gigabytes) costs time, not memory.
+fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Parsed>> {
     // The head, line by line, to its blank line.
+    let mut head = Vec::new();
     loop {
-        let n = reader.read_until(b'\n', &mut record)?;
-        if n == 0 || !record.ends_with(b"\n") {
-            return Ok(None);
+        let room = MAX_HEAD.saturating_sub(head.len() as u64);
+        let n = reader.by_ref().take(room).read_until(b'\n', &mut head)?;
+        if n == 0 || !head.ends_with(b"\n") {
+            return Ok(None); // the file ends in the head, or it is no WARC head
         }
-        if record.ends_with(b"\r\n\r\n") {
+        if head.ends_with(b"\r\n\r\n") {
             break;
         }
-        if record.len() > 1 << 20 {
-            return Ok(None); // not a WARC head
-        }
     }
-    // A length that cannot be (from a damaged head) reads to the end of
-    // the file, and comes up short.
-    let Some(length) = crate::warc::content_length(&record).and_then(|n| n.checked_add(4)) else {
+    let Some(record) = crate::warc::parse_head(&head) else {
         return Ok(None);
     };
-    let mut rest = Vec::new();
-    reader.take(length).read_to_end(&mut rest)?;
-    if rest.len() as u64 != length {
-        return Ok(None);
+    let block = io::copy(&mut reader.by_ref().take(record.length), &mut io::sink())?;
+    let mut end = [0u8; 4];
+    match reader.read_exact(&mut end) {
+        Ok(()) if block == record.length && &end == b"\r\n\r\n" => Ok(Some(record)),
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
     }
-    record.extend(rest);
-    Ok(Some(record))
 }
 // ANCHOR_END: scan
 
-/// Counts the bytes read through it: where a reader is in the file.
-struct CountingReader<'a> {
-    inner: &'a mut File,
-    count: u64,
+/// The longest record head we read back; ours are a few hundred bytes.
+const MAX_HEAD: u64 = 1 << 20;
+
+/// Where the first whole record at or after `from` starts, trying every
+/// place where one could (a line starting `WARC/`; gzip's magic bytes).
+/// A torn record whose body held a whole WARC record (a crawl of an
+/// archive's site) looks damaged too: that is refused, which loses
+/// nothing, where the opposite mistake would.
+fn find_whole_record(file: &File, from: u64, gzip: bool) -> io::Result<Option<u64>> {
+    let magic: &[u8] = if gzip { &[0x1f, 0x8b, 0x08] } else { b"WARC/" };
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut at = from;
+    loop {
+        let n = read_full_at(file, &mut chunk, at)?;
+        for (i, window) in chunk[..n].windows(magic.len()).enumerate() {
+            if window != magic {
+                continue;
+            }
+            let start = at + i as u64;
+            let mut reader = BufReader::new(ReadAt { file, pos: start });
+            if next_record(&mut reader, gzip)?.is_some() {
+                return Ok(Some(start));
+            }
+        }
+        if n < chunk.len() {
+            return Ok(None);
+        }
+        // The next chunk overlaps this one by a magic less a byte, so a
+        // match across the seam is seen once.
+        at += (n - (magic.len() - 1)) as u64;
+    }
 }
 
-impl Read for CountingReader<'_> {
+/// Fills `buf` from `offset` as far as the file goes; returns how much.
+fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(read) => n += read,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Reads a file from a position of its own (`pread`), leaving the file's
+/// offset alone: the scan and the search for a whole record each have one.
+struct ReadAt<'a> {
+    file: &'a File,
+    pos: u64,
+}
+
+impl Read for ReadAt<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count += n as u64;
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
         Ok(n)
     }
 }
@@ -369,6 +428,97 @@ mod tests {
             assert_eq!(held.cut, 0, "{name}");
             assert_eq!(held.responses.len(), 4, "{name}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Writes an archive of three exchanges at `path`; returns its bytes.
+    fn three_exchanges(path: &Path) -> Vec<u8> {
+        let archive = Archive::create(path, &info()).unwrap();
+        runtime::run_until_complete(async {
+            for i in 0..3 {
+                archive.save(exchange(i)).await;
+            }
+        })
+        .unwrap();
+        archive.finish().unwrap();
+        std::fs::read(path).unwrap()
+    }
+
+    #[test]
+    fn damage_with_whole_records_after_it_is_refused_not_cut_off() {
+        let dir = std::env::temp_dir().join(format!("archive-damage-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Plain: the first response's Content-Length one more than its
+        // block, so the record runs into the next one.
+        let path = dir.join("t.warc");
+        let mut bytes = three_exchanges(&path);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let response = text.find("WARC-Type: response").unwrap();
+        let length = response + text[response..].find("Content-Length: ").unwrap() + 16;
+        let digits = text[length..].find('\r').unwrap();
+        let old: u64 = text[length..length + digits].parse().unwrap();
+        let new = (old + 1).to_string();
+        assert_eq!(new.len(), digits);
+        bytes.splice(length..length + digits, new.bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let record = text[..response].rfind("WARC/1.1").unwrap();
+        let err = Archive::reopen(&path, &info()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(
+            err.to_string().starts_with(&format!(
+                "cannot resume the WARC file {}: it is damaged at byte {record}: the record there \
+                 is not whole, but the one at byte ",
+                path.display()
+            )),
+            "{err}"
+        );
+        // Refused, and left as it was.
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+
+        // Gzip: a byte of the second member flipped, so it does not
+        // decompress; the members after it do.
+        let path = dir.join("t.warc.gz");
+        let mut bytes = three_exchanges(&path);
+        let members: Vec<usize> = bytes
+            .windows(3)
+            .enumerate()
+            .filter(|(_, w)| *w == [0x1f, 0x8b, 0x08])
+            .map(|(i, _)| i)
+            .collect();
+        let (second, third) = (members[1], members[2]);
+        bytes[(second + third) / 2] ^= 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Archive::reopen(&path, &info()).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "it is damaged at byte {second}: the record there is not whole, but the one at \
+                 byte {third} is"
+            )),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_member_that_inflates_past_its_record_is_torn_and_never_held() {
+        // A gzip member whose record claims 4 bytes and holds 64 MiB of
+        // zeros after them: read through to its fifth byte, never held.
+        let dir = std::env::temp_dir().join(format!("archive-bomb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.warc.gz");
+        let whole = three_exchanges(&path);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 4\r\n\r\n")
+            .unwrap();
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..64 {
+            gz.write_all(&zeros).unwrap();
+        }
+        let bomb = gz.finish().unwrap();
+        std::fs::write(&path, [&whole[..], &bomb[..]].concat()).unwrap();
+        let (archive, held) = Archive::reopen(&path, &info()).unwrap();
+        drop(archive);
+        assert_eq!((held.good, held.responses.len()), (whole.len() as u64, 3));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -769,8 +769,9 @@ impl Crawler {
             Next::Redirect(next_url) => self.follow_redirect(url, next_url, max_redirect, depth),
             Next::Links(links) => {
                 let from: Rc<str> = Rc::from(url.as_str());
+                // Saturating: a depth replayed from a journal can be anything.
                 for link in links {
-                    self.see(link, Some(&from), depth + 1);
+                    self.see(link, Some(&from), depth.saturating_add(1));
                 }
             }
         }

@@ -153,8 +153,46 @@ impl Rules {
             .collect()
     }
 
+    /// Refuses rules that no command line could have set. They are read
+    /// from Redis, which anyone who can reach it can write: a per-host of
+    /// 0 would leave every process waiting for a free slot forever, and a
+    /// User-Agent with a line break would add headers to every request.
+    /// Each rule goes through the command line's own check.
+    fn check(&self) -> Result<(), String> {
+        crate::cli::parse_user_agent(&self.user_agent).map_err(|e| format!("--user-agent: {e}"))?;
+        for (name, n) in [
+            ("--per-host", self.per_host),
+            ("--max-url-length", self.max_url_length),
+            ("--max-path-repetition", self.max_path_repetition),
+            ("--max-query-variants", self.max_query_variants),
+        ] {
+            if n == 0 {
+                return Err(format!("{name} is 0; it must be at least 1"));
+            }
+        }
+        type Parse = fn(&str) -> Result<Duration, String>;
+        for (name, ms, parse) in [
+            ("--delay", self.delay_ms, crate::cli::parse_gap as Parse),
+            (
+                "--max-crawl-delay",
+                self.max_crawl_delay_ms,
+                crate::cli::parse_gap,
+            ),
+            ("--lease", self.lease_ms, crate::cli::parse_duration),
+        ] {
+            parse(&format!("{ms}ms")).map_err(|e| format!("{name}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// `args` with these rules in place of theirs.
     fn apply(&self, args: &Args) -> io::Result<Args> {
+        self.check().map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the crawl's rules in Redis are not ones a command line can set: {e}"),
+            )
+        })?;
         let mut args = args.clone();
         args.lenient = self.lenient;
         args.strict = !self.lenient;
@@ -406,4 +444,50 @@ fn parse_record(record: &str) -> Option<Record> {
 /// Deletes every key of the crawl at `url`; how many there were.
 pub async fn clear(url: &RedisUrl) -> io::Result<usize> {
     Frontier::new(url.clone(), 1, Duration::ZERO).clear().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn rules() -> Rules {
+        Rules::of(&Args::try_parse_from(["c", "x.org"]).unwrap())
+    }
+
+    #[test]
+    fn rules_no_command_line_could_set_are_refused() {
+        let args = Args::try_parse_from(["c", "x.org"]).unwrap();
+        assert!(rules().apply(&args).is_ok());
+        let refused = |change: fn(&mut Rules)| {
+            let mut r = rules();
+            change(&mut r);
+            let err = r.apply(&args).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            err.to_string()
+                .strip_prefix("the crawl's rules in Redis are not ones a command line can set: ")
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            refused(|r| r.user_agent = "x\r\nX-Injected: 1".into()),
+            "--user-agent: the User-Agent may hold printable ASCII only, not '\\r'"
+        );
+        assert_eq!(
+            refused(|r| r.per_host = 0),
+            "--per-host is 0; it must be at least 1"
+        );
+        assert_eq!(
+            refused(|r| r.max_query_variants = 0),
+            "--max-query-variants is 0; it must be at least 1"
+        );
+        assert_eq!(
+            refused(|r| r.delay_ms = u64::MAX),
+            "--delay: \"18446744073709551615ms\" is longer than a day"
+        );
+        assert_eq!(
+            refused(|r| r.lease_ms = 0),
+            "--lease: \"0ms\" is not a usable duration"
+        );
+    }
 }

@@ -367,6 +367,15 @@ mod tests {
     }
 
     #[test]
+    fn a_count_too_big_to_add_stays_at_the_most_there_is() {
+        // Sizes come back from journals and from Redis: anything.
+        let mut c = Counters::default();
+        c.add("bytes", u64::MAX);
+        c.add("bytes", 1);
+        assert_eq!(c.get("bytes"), u64::MAX);
+    }
+
+    #[test]
     fn lines_and_counters() {
         let mut c = Counters::default();
         let html = stat("http://h/");

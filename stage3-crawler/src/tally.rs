@@ -24,7 +24,9 @@ impl Counters {
         // Counted for every URL as it is recorded: no new key string
         // unless the key is new.
         match self.0.get_mut(key) {
-            Some(total) => *total += count,
+            // Saturating: a size read back from a journal or from Redis
+            // can be anything, and a report is no reason to panic.
+            Some(total) => *total = total.saturating_add(count),
             None => {
                 self.0.insert(key.to_string(), count);
             }

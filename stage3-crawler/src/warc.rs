@@ -204,6 +204,8 @@ pub struct Parsed {
     pub kind: String,
     /// `WARC-Target-URI`, if it has one.
     pub target_uri: Option<String>,
+    /// `Content-Length`: the length of the block after the head.
+    pub length: u64,
 }
 
 /// The `Content-Length` of a record's head.
@@ -222,22 +224,18 @@ fn field<'a>(record: &'a [u8], name: &str) -> Option<&'a str> {
     })
 }
 
-/// Checks that `record` is one whole WARC record (version line, head,
-/// a block of its `Content-Length`, the two CRLFs) and says what it is.
-pub fn parse_record(record: &[u8]) -> Option<Parsed> {
-    if !record.starts_with(b"WARC/") {
-        return None;
-    }
-    let head_end = record.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
-    let length = usize::try_from(content_length(record)?).ok()?;
-    if record.len() != head_end.checked_add(length)?.checked_add(4)?
-        || !record.ends_with(b"\r\n\r\n")
-    {
+/// Checks that `head` is a WARC record's head (version line, fields, the
+/// blank line) with a `Content-Length`, and says what the record is. The
+/// block that follows is the caller's to check: it can be gigabytes, and
+/// is read through, never held.
+pub fn parse_head(head: &[u8]) -> Option<Parsed> {
+    if !head.starts_with(b"WARC/") || !head.ends_with(b"\r\n\r\n") {
         return None;
     }
     Some(Parsed {
-        kind: field(record, "WARC-Type")?.to_string(),
-        target_uri: field(record, "WARC-Target-URI").map(str::to_string),
+        kind: field(head, "WARC-Type")?.to_string(),
+        target_uri: field(head, "WARC-Target-URI").map(str::to_string),
+        length: content_length(head)?,
     })
 }
 

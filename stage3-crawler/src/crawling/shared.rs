@@ -254,9 +254,17 @@ impl Crawler {
                 ));
                 Vec::new()
             }
+            // Saturating: the depth came from Redis, which anyone can write.
             Next::Links(links) => links
                 .into_iter()
-                .map(|link| (link, self.config.max_redirect, work.depth + 1, true))
+                .map(|link| {
+                    (
+                        link,
+                        self.config.max_redirect,
+                        work.depth.saturating_add(1),
+                        true,
+                    )
+                })
                 .collect(),
         };
         let links: Vec<Link> = targets
