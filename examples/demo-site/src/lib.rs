@@ -48,15 +48,37 @@ pub use content::polite::CRAWLER_TOKEN;
 
 use server::Shared;
 
+/// The most numbered pages a site has outside large mode
+/// ([`SiteConfig::pages`]). Such a site keeps every page it generates, and
+/// [`DemoSite::expected`] generates them all: at the default page size,
+/// 100,000 pages take about 550 MB and a few seconds. Bigger sites are
+/// what large mode is for.
+pub const MAX_PAGES: usize = 100_000;
+/// The most numbered pages a site has in large mode: a thousand times the
+/// million the scale benchmark crawls. Small enough that no sum of page
+/// numbers overflows, even where `usize` has 32 bits.
+pub const MAX_LARGE_PAGES: usize = 1_000_000_000;
+/// The most links a numbered page has to other numbered pages
+/// ([`SiteConfig::fan_out`]): twenty times the CPU-bound benchmark's 50,
+/// and a list of about 90 KB on each page.
+pub const MAX_FAN_OUT: usize = 1_000;
+/// The largest average page size ([`SiteConfig::page_size`]), 10 MB: a
+/// hundred times the CPU-bound benchmark's pages. Pages vary to 150% of
+/// it, so the biggest is 15 MB of generated prose.
+pub const MAX_PAGE_SIZE: usize = 10_000_000;
+
 /// How the site is generated and served.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SiteConfig {
-    /// Number of numbered pages (`/pages/{a,b,c}/N.html`). Default 100.
+    /// Number of numbered pages (`/pages/{a,b,c}/N.html`), at most
+    /// [`MAX_PAGES`] ([`MAX_LARGE_PAGES`] in large mode). Default 100.
     pub pages: usize,
-    /// Links from each numbered page to other numbered pages. Default 5.
+    /// Links from each numbered page to other numbered pages, at most
+    /// [`MAX_FAN_OUT`]. Default 5.
     pub fan_out: usize,
     /// Average size of a numbered page in bytes, reached by padding with
-    /// prose (a page is never smaller than its links need). Default 2000.
+    /// prose (a page is never smaller than its links need), at most
+    /// [`MAX_PAGE_SIZE`]. Default 2000.
     pub page_size: usize,
     /// Delay before every response. Default zero.
     pub delay: Duration,
@@ -97,6 +119,36 @@ pub struct SiteConfig {
     /// `request_log`, so its memory stays flat however many pages it
     /// serves. Everything else answers 404. Default false.
     pub large: bool,
+}
+
+impl SiteConfig {
+    /// Checks the numbers against their limits, so that no configuration
+    /// can make page generation overflow or allocate without bound.
+    fn check(&self) -> io::Result<()> {
+        let max_pages = if self.large {
+            MAX_LARGE_PAGES
+        } else {
+            MAX_PAGES
+        };
+        for (field, value, max) in [
+            ("pages", self.pages, max_pages),
+            ("fan_out", self.fan_out, MAX_FAN_OUT),
+            ("page_size", self.page_size, MAX_PAGE_SIZE),
+        ] {
+            if value > max {
+                let mode = if field == "pages" && !self.large {
+                    " outside large mode"
+                } else {
+                    ""
+                };
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("SiteConfig::{field} must be at most {max}{mode}, not {value}"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for SiteConfig {
@@ -173,7 +225,10 @@ pub struct DemoSite {
 
 impl DemoSite {
     /// Binds `127.0.0.1:config.port` and starts serving in the background.
+    /// Fails with [`io::ErrorKind::InvalidInput`] if `pages`, `fan_out` or
+    /// `page_size` is over its limit ([`MAX_PAGES`] and the others).
     pub fn start(config: SiteConfig) -> io::Result<DemoSite> {
+        config.check()?;
         let identity = config.tls.then(tls::self_signed).transpose()?;
         let listener = listen((Ipv4Addr::LOCALHOST, config.port).into())?;
         let addr = listener.local_addr()?;
@@ -305,7 +360,9 @@ impl DemoSite {
     /// head links, and the numbered pages. A test checks it against the
     /// crawl for small sites.
     pub fn expected_large_len(&self) -> usize {
-        3 + self.shared.site.pages()
+        // `start` bounds the pages far below overflow; saturating all the
+        // same, so that this sum cannot wrap whatever changes there.
+        self.shared.site.pages().saturating_add(3)
     }
 
     /// In polite mode, the URLs linked from the pages of

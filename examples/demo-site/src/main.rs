@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
-use demo_site::{DemoSite, SiteConfig};
+use clap::{CommandFactory, Parser};
+use demo_site::{DemoSite, MAX_FAN_OUT, MAX_LARGE_PAGES, MAX_PAGE_SIZE, MAX_PAGES, SiteConfig};
 
 /// Serves a deterministic test website on 127.0.0.1 until Ctrl-C.
 ///
@@ -19,14 +19,14 @@ struct Args {
     /// Port to listen on; 0 picks a free port.
     #[arg(long, value_name = "N", default_value_t = 0)]
     port: u16,
-    /// Number of numbered pages.
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    /// Number of numbered pages (at most 100000; 1000000000 with --large).
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = pages)]
     pages: usize,
-    /// Links from each page to other pages.
-    #[arg(long = "fan-out", value_name = "N", default_value_t = 5)]
+    /// Links from each page to other pages (at most 1000).
+    #[arg(long = "fan-out", value_name = "N", default_value_t = 5, value_parser = fan_out)]
     fan_out: usize,
-    /// Average page size in bytes.
-    #[arg(long = "page-size", value_name = "BYTES", default_value_t = 2000)]
+    /// Average page size in bytes (at most 10000000, 10 MB).
+    #[arg(long = "page-size", value_name = "BYTES", default_value_t = 2000, value_parser = page_size)]
     page_size: usize,
     /// Delay before every response, in ms (at most a day).
     #[arg(long = "delay-ms", value_name = "N", default_value_t = 0, value_parser = millis)]
@@ -64,6 +64,22 @@ struct Args {
 }
 
 impl Args {
+    /// The limits one option's parser cannot check alone: outside large
+    /// mode the site keeps every page, so it has fewer of them.
+    fn check(self) -> Result<Args, clap::Error> {
+        if !self.large && self.pages > MAX_PAGES {
+            return Err(Args::command().error(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "invalid value '{}' for '--pages <N>': at most {MAX_PAGES} without --large \
+                     (a normal site keeps every page in memory)",
+                    self.pages
+                ),
+            ));
+        }
+        Ok(self)
+    }
+
     fn config(&self) -> SiteConfig {
         SiteConfig {
             port: self.port,
@@ -91,6 +107,31 @@ fn millis(value: &str) -> Result<u64, String> {
         .ok_or_else(|| "a whole number of milliseconds, at most 86400000 (a day)".into())
 }
 
+/// A number of pages, at most large mode's limit; [`Args::check`] applies
+/// the smaller one of the normal mode.
+fn pages(value: &str) -> Result<usize, String> {
+    at_most(value, MAX_LARGE_PAGES).ok_or_else(|| {
+        format!("a whole number of pages, at most {MAX_PAGES} ({MAX_LARGE_PAGES} with --large)")
+    })
+}
+
+/// A fan-out: more links would make each page a long list of them.
+fn fan_out(value: &str) -> Result<usize, String> {
+    at_most(value, MAX_FAN_OUT)
+        .ok_or_else(|| format!("a whole number of links, at most {MAX_FAN_OUT}"))
+}
+
+/// A page size: each page is generated whole, in memory.
+fn page_size(value: &str) -> Result<usize, String> {
+    at_most(value, MAX_PAGE_SIZE)
+        .ok_or_else(|| format!("a whole number of bytes, at most {MAX_PAGE_SIZE} (10 MB)"))
+}
+
+/// `value` as a whole number from 0 to `max`.
+fn at_most(value: &str, max: usize) -> Option<usize> {
+    value.parse::<usize>().ok().filter(|n| *n <= max)
+}
+
 /// `PATH=MS`, PATH starting with `/` (it may hold `=` itself).
 fn parse_path_delay(spec: &str) -> Result<(String, Duration), String> {
     let (path, ms) = spec
@@ -101,7 +142,7 @@ fn parse_path_delay(spec: &str) -> Result<(String, Duration), String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = Args::parse().check().unwrap_or_else(|e| e.exit());
     let (config, cert_out) = (args.config(), args.cert_out);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
 
@@ -135,14 +176,17 @@ fn main() -> ExitCode {
         eprintln!("demo-site: error: cannot write {}: {e}", path.display());
         return ExitCode::FAILURE;
     }
-    println!("{}/", site.base_url());
-    eprintln!("demo-site: serving {summary}");
-    // The answer key of a large site would take as long as a crawl of it.
+    // Counted before the URL is printed, for the same reason: if making
+    // the answer key (every page of a normal site) fails, no script has
+    // been told the site is up. The answer key of a large site would take
+    // as long as a crawl of it.
     let to_discover = if site.is_large() {
         site.expected_large_len()
     } else {
         site.expected().len()
     };
+    println!("{}/", site.base_url());
+    eprintln!("demo-site: serving {summary}");
     eprintln!("demo-site: {to_discover} URLs to discover; press Ctrl-C to stop");
     // The server runs on its own threads; this one just waits forever.
     // Ctrl-C's default action ends the process, which is all we need.
@@ -157,6 +201,7 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<(SiteConfig, Option<PathBuf>), clap::Error> {
         Args::try_parse_from(std::iter::once("demo-site").chain(args.iter().copied()))
+            .and_then(Args::check)
             .map(|args| (args.config(), args.cert_out))
     }
 
@@ -215,6 +260,73 @@ mod tests {
             0
         );
         assert_eq!(parse(&["-h"]).unwrap_err().exit_code(), 0);
+    }
+
+    #[test]
+    fn the_largest_sites_and_pages_are_accepted() {
+        let (config, _) = parse(&[
+            "--pages",
+            "100000",
+            "--fan-out",
+            "1000",
+            "--page-size",
+            "10000000",
+        ])
+        .unwrap();
+        assert_eq!(
+            (config.pages, config.fan_out, config.page_size),
+            (MAX_PAGES, MAX_FAN_OUT, MAX_PAGE_SIZE)
+        );
+        // --large may come after --pages.
+        let (config, _) = parse(&["--pages", "1000000000", "--large"]).unwrap();
+        assert_eq!((config.pages, config.large), (MAX_LARGE_PAGES, true));
+    }
+
+    #[test]
+    fn sizes_over_their_limits_are_usage_errors() {
+        let fan_out = "for '--fan-out <N>': a whole number of links, at most 1000";
+        let page_size =
+            "for '--page-size <BYTES>': a whole number of bytes, at most 10000000 (10 MB)";
+        let pages =
+            "for '--pages <N>': a whole number of pages, at most 100000 (1000000000 with --large)";
+        let normal_pages = "for '--pages <N>': at most 100000 without --large \
+                            (a normal site keeps every page in memory)";
+        for (bad, value, message) in [
+            (&["--fan-out", "1001"][..], "1001", fan_out),
+            (
+                &["--fan-out", "18446744073709551615"],
+                "18446744073709551615",
+                fan_out,
+            ),
+            (&["--page-size", "10000001"], "10000001", page_size),
+            (
+                &["--page-size", "100000000000000"],
+                "100000000000000",
+                page_size,
+            ),
+            (&["--pages", "100001"], "100001", normal_pages),
+            (&["--pages", "1000000000"], "1000000000", normal_pages),
+            (&["--pages", "1000000000000"], "1000000000000", pages),
+            (&["--large", "--pages", "1000000001"], "1000000001", pages),
+            (
+                &["--large", "--pages", "18446744073709551615"],
+                "18446744073709551615",
+                pages,
+            ),
+        ] {
+            let error = parse(bad).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{bad:?}");
+            assert_eq!(
+                error.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{bad:?}"
+            );
+            assert_eq!(
+                error.to_string().lines().next().unwrap(),
+                format!("error: invalid value '{value}' {message}"),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -60,12 +60,14 @@ pub(crate) struct Shared {
     streams: Mutex<HashMap<u64, TcpStream>>,
     /// When the site started: `request_log` times count from here.
     started: Instant,
-    /// Compressed bodies, by target and coding, in polite mode: the
-    /// content never changes, so each is compressed once.
+    /// Compressed bodies, by path and coding, in polite mode: the content
+    /// never changes, so each is compressed once. Only the resources the
+    /// site keeps are here, so there are never more than three (codings)
+    /// for each of them.
     compressed: Mutex<CompressedBodies>,
 }
 
-/// Compressed bodies by request target and coding.
+/// Compressed bodies by request path (no query) and coding.
 type CompressedBodies = HashMap<(String, Coding), Arc<Vec<u8>>>;
 
 #[derive(Default)]
@@ -437,7 +439,7 @@ impl Shared {
     /// In polite mode, the body to send compressed, and how, if the client
     /// accepts a coding and the type is worth it. `/polite/bomb.html` asked
     /// for with gzip is the bomb.
-    fn compressed(&self, request: &Request, res: &Resource) -> Option<(Coding, Arc<Vec<u8>>)> {
+    fn compressed(&self, request: &Request, res: &Arc<Resource>) -> Option<(Coding, Arc<Vec<u8>>)> {
         if !self.site.is_polite() || !compress::compressible(res.content_type) {
             return None;
         }
@@ -448,11 +450,20 @@ impl Shared {
             return compress::accepts(accept, Coding::Gzip).then_some((Coding::Gzip, bomb));
         }
         let coding = compress::choose(accept)?;
-        // The calendar is made per month, forever: not worth keeping.
-        if request.target.starts_with("/polite/calendar") {
+        // Keyed by target, a client asking for `/?n=1`, `/?n=2`, ... would
+        // grow this cache forever. The body depends on the path alone
+        // (routing ignores the query) when it is one the site keeps; all
+        // else (404s for any path, redirects from http to https, flaky
+        // pages, calendar months) is made per request and is not kept
+        // either, so it is compressed per request.
+        let path = request
+            .target
+            .split_once('?')
+            .map_or(request.target.as_str(), |(path, _)| path);
+        if !self.site.keeps(path, res) {
             return Some((coding, Arc::new(compress::compress(coding, &res.body))));
         }
-        let key = (request.target.clone(), coding);
+        let key = (path.to_string(), coding);
         if let Some(body) = lock(&self.compressed).get(&key) {
             return Some((coding, Arc::clone(body)));
         }
@@ -576,4 +587,82 @@ fn linger_close(stream: &mut Stream) {
     let _ = stream.shutdown(Shutdown::Write);
     let _ = stream.set_read_timeout(Some(LINGER_TIMEOUT));
     let _ = io::copy(&mut stream.take(LINGER_LIMIT), &mut io::sink());
+}
+
+#[cfg(test)]
+impl Shared {
+    /// How many compressed bodies are kept.
+    fn compressed_len(&self) -> usize {
+        lock(&self.compressed).len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpStream};
+
+    use crate::{DemoSite, SiteConfig};
+
+    /// The response to a GET of `target` that accepts gzip, as text up to
+    /// the body (which is gzip).
+    fn get_gzip_head(addr: SocketAddr, target: &str) -> String {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "GET {target} HTTP/1.1\r\nHost: test\r\nAccept-Encoding: gzip\r\n\
+             Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let end = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        String::from_utf8(response[..end].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn compressed_bodies_are_kept_once_per_page_whatever_clients_ask() {
+        let site = DemoSite::start(SiteConfig {
+            polite: true,
+            ..SiteConfig::default()
+        })
+        .unwrap();
+        for n in 0..50 {
+            for target in [
+                format!("/?n={n}"),
+                format!("/missing-{n}.html"),
+                format!("/fault/flaky/0?n={n}"),
+                format!("/polite/calendar?month=2000-{:02}", n % 12 + 1),
+            ] {
+                let head = get_gzip_head(site.addr(), &target);
+                assert!(head.contains("\r\nContent-Encoding: gzip\r\n"), "{head}");
+            }
+        }
+        // Only the index is a page the site keeps.
+        assert_eq!(site.shared.compressed_len(), 1);
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn redirects_to_https_are_not_kept_in_place_of_the_page() {
+        let site = DemoSite::start(SiteConfig {
+            polite: true,
+            tls: true,
+            ..SiteConfig::default()
+        })
+        .unwrap();
+        // The answer key fetches every page over https, so the site keeps
+        // its index. Plain http on the TLS port then gets a redirect for
+        // the same path, which must not be kept as the index's body.
+        site.expected();
+        for n in 0..5 {
+            let head = get_gzip_head(site.addr(), &format!("/?n={n}"));
+            assert!(head.starts_with("HTTP/1.1 301 "), "{head}");
+            assert!(head.contains("\r\nContent-Encoding: gzip\r\n"), "{head}");
+        }
+        assert_eq!(site.shared.compressed_len(), 0);
+    }
 }

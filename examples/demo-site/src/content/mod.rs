@@ -295,6 +295,18 @@ impl Site {
         Arc::clone(cache().entry(path.to_string()).or_insert(resource))
     }
 
+    /// Whether `resource` is the one this site keeps for `path`: what a
+    /// request for `path` gets whatever its query, until the site stops.
+    /// There are no more of them than the site has resources, so what is
+    /// kept alongside them is bounded too.
+    pub(crate) fn keeps(&self, path: &str, resource: &Arc<Resource>) -> bool {
+        self.generated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .is_some_and(|kept| Arc::ptr_eq(kept, resource))
+    }
+
     fn fault(&self, path: &str) -> Option<Fault> {
         let fault = match path {
             "/fault/hang" => Fault::Hang,

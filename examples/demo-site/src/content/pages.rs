@@ -126,7 +126,9 @@ impl Site {
         } else {
             100 - percent
         };
-        let target = self.page_size * percent / 100;
+        // `DemoSite::start` bounds page_size far below overflow; saturating
+        // all the same, so that no page size can make this panic.
+        let target = self.page_size.saturating_mul(percent) / 100;
         let doc = h.finish_padded(target, n as u64);
         Resource::html(200, HTML_UTF8, doc, chunked)
     }
