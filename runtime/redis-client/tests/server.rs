@@ -317,3 +317,27 @@ fn a_subscribed_connection_receives_what_is_published() {
         );
     });
 }
+
+#[test]
+fn a_reply_of_megabytes_is_read_whole_and_the_next_one_after_it() {
+    // 50,000 elements, about 1.3 MB: read with reads that grow past the
+    // first 16 KiB, then a small reply on the same connection.
+    let server = RedisServer::start();
+    let addr = server.addr();
+    bounded(async move || {
+        let mut conn = Connection::connect(addr).await.unwrap();
+        let values: Vec<String> = (0..50_000).map(|i| format!("value-{i:020}")).collect();
+        for batch in values.chunks(5_000) {
+            let mut args = vec!["RPUSH", "l"];
+            args.extend(batch.iter().map(String::as_str));
+            conn.command(&args).await.unwrap();
+        }
+        let reply = conn.command(&["LRANGE", "l", "0", "-1"]).await.unwrap();
+        let want: Vec<Frame> = values.iter().map(|v| bulk(v)).collect();
+        assert_eq!(reply, Frame::Array(want));
+        assert_eq!(
+            conn.command(&["LLEN", "l"]).await.unwrap(),
+            Frame::Integer(50_000)
+        );
+    });
+}
