@@ -63,7 +63,9 @@ pub fn parse_timeout(value: &str) -> Result<Duration, String> {
         .ok()
         .filter(|secs| *secs > 0.0)
         .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-        .filter(|duration| *duration <= MAX_DURATION)
+        // A value under a nanosecond (1e-10) is positive but rounds to no
+        // time at all, and every fetch would time out at once.
+        .filter(|duration| !duration.is_zero() && *duration <= MAX_DURATION)
         .ok_or_else(|| "expected a positive number of seconds, at most 86400 (one day)".into())
 }
 
@@ -133,7 +135,9 @@ mod tests {
     fn timeouts_are_positive_and_at_most_a_day() {
         assert_eq!(parse_timeout("2.5"), Ok(Duration::from_millis(2500)));
         assert_eq!(parse_timeout("86400"), Ok(MAX_DURATION));
-        for bad in ["0", "-1", "NaN", "inf", "86400.5", "1e19", "ten", ""] {
+        for bad in [
+            "0", "-1", "NaN", "inf", "86400.5", "1e19", "ten", "", "1e-10", "5e-324",
+        ] {
             assert!(parse_timeout(bad).is_err(), "{bad}");
         }
     }
