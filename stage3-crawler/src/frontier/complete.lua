@@ -24,10 +24,12 @@ redis.call('HDEL', P .. 'held', url)
 redis.call('HINCRBY', P .. 'busy', host, -1)
 if ARGV[3] ~= '' then
   redis.call('HSET', P .. 'delay', host, ARGV[3])
-  -- now is cut to whole milliseconds, so it may be up to 1 ms early: the
-  -- next request may start a millisecond later, never sooner than the
-  -- delay after this one ended.
-  redis.call('HSET', P .. 'next', host, now + 1 + tonumber(ARGV[3]))
+  -- now is cut to whole milliseconds, so it may be up to 1 ms early: with
+  -- a delay, the next request may start a millisecond later, never sooner
+  -- than the delay after this one ended.
+  local delay = tonumber(ARGV[3])
+  if delay > 0 then delay = delay + 1 end
+  redis.call('HSET', P .. 'next', host, now + delay)
 end
 local codes, urls, new = see(5, now)
 if record.num_urls ~= nil then
