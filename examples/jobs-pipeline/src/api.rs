@@ -180,7 +180,8 @@ fn unavailable(pool: &Pool, reason: &str) -> Response {
 }
 
 /// `GET /jobs/ID`: `queued` until a `store` process has committed it,
-/// then `stored`.
+/// then `stored`; `failed` if the store could not (the dead-letter stream
+/// and the store's log say why).
 async fn status(state: &State, id: &str) -> Response {
     let Ok(id) = id.parse::<u64>() else {
         return Response::error(400, "a job id is a number");

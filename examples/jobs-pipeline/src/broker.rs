@@ -14,8 +14,13 @@ pub const KEY_TTL_SECONDS: u64 = 24 * 60 * 60;
 pub struct Keys {
     /// The stream: the article's Kafka topic.
     pub stream: String,
-    /// A hash from job id to `queued` or `stored`, for `GET /jobs/ID`.
+    /// A hash from job id to `queued`, `stored` or `failed`, for
+    /// `GET /jobs/ID`.
     pub status: String,
+    /// The dead-letter stream: each entry the store can never store (not a
+    /// job, or a job PostgreSQL refuses), with the reason, so that what is
+    /// acknowledged unstored is still kept and visible.
+    pub dead: String,
     prefix: String,
 }
 
@@ -25,6 +30,7 @@ impl Keys {
         Keys {
             stream: format!("{prefix}:stream"),
             status: format!("{prefix}:status"),
+            dead: format!("{prefix}:dead"),
             prefix,
         }
     }

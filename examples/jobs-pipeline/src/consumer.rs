@@ -7,6 +7,11 @@
 //! (`XAUTOCLAIM`) and inserts it again, and the primary key turns the
 //! second insert into nothing. At least once, plus an idempotent write,
 //! is exactly once where it counts: in the table.
+//!
+//! An entry that can never be stored (not a job, or a job PostgreSQL
+//! refuses for its data) would hold up every job behind it if it were
+//! retried; it is copied to the dead-letter stream with the reason, then
+//! acknowledged like the rest.
 
 use std::time::{Duration, Instant};
 
@@ -41,6 +46,10 @@ pub struct ConsumerSummary {
     pub duplicates: u64,
     /// Entries it took over from other consumers.
     pub claimed: u64,
+    /// Entries it could never store (not a job, or a job PostgreSQL
+    /// refused for its data), copied with the reason to the dead-letter
+    /// stream and acknowledged.
+    pub set_aside: u64,
     /// Jobs it held when it stopped without storing them: they stay
     /// pending in the stream for another consumer.
     pub left_pending: u64,
@@ -100,8 +109,10 @@ struct Links {
 
 /// Consumes until `shutdown`. The loop holds at most one batch: it is
 /// read (or claimed), inserted in one transaction, then acknowledged. A
-/// lost server is retried with backoff, the batch kept; Ctrl-C lets the
-/// batch finish if it can, and otherwise leaves it pending in the stream.
+/// lost server is retried with backoff, the batch kept; a job PostgreSQL
+/// refuses for its data is set aside instead (see `insert`). Ctrl-C lets
+/// the batch finish if it can, and otherwise leaves it pending in the
+/// stream.
 pub async fn run(
     config: &ConsumerConfig,
     redis: Connection,
@@ -165,7 +176,8 @@ pub async fn run(
 
 // ANCHOR: turn
 /// One turn: fill the batch if it is empty (claimed entries first, then
-/// new ones), insert it, acknowledge it.
+/// new ones), insert it (setting aside what can never be stored),
+/// acknowledge it.
 async fn turn(
     config: &ConsumerConfig,
     keys: &Keys,
@@ -225,59 +237,28 @@ async fn turn(
             return Ok(());
         }
     }
-    // Decode; an entry that is not a job can never be stored, so it is
-    // logged and acknowledged rather than retried forever.
-    let mut jobs = Vec::with_capacity(batch.len());
-    for entry in batch.iter() {
-        match entry.field("job").map(serde_json::from_slice::<Job>) {
-            Some(Ok(job)) => jobs.push((
-                job.id.to_string(),
-                String::from_utf8_lossy(entry.field("job").unwrap_or_default()).into_owned(),
-            )),
-            _ => log::error!(
-                "stream entry {} is not a job; acknowledging it unstored",
-                entry.id
-            ),
-        }
+    // An entry that is not a job can never be stored, so it is set aside
+    // rather than retried forever; so is a job that PostgreSQL refuses for
+    // its data.
+    let (jobs, mut refused) = decode(batch);
+    let stored = insert(config, &mut links.db, jobs, &mut refused, summary).await?;
+    if !refused.is_empty() {
+        set_aside(config, keys, &mut links.redis, batch, &refused).await?;
     }
-    let params: Vec<[Option<&str>; 2]> = jobs
-        .iter()
-        .map(|(id, json)| [Some(id.as_str()), Some(json.as_str())])
-        .collect();
-    let params: Vec<&[Option<&str>]> = params.iter().map(|p| &p[..]).collect();
-    if !params.is_empty() {
-        let db = db_link(config, &mut links.db).await?;
-        let counts = match timeout(IO_TIMEOUT, db.execute_batch(INSERT, &params)).await {
-            Ok(Ok(counts)) => counts,
-            Ok(Err(e)) => {
-                if e.is_fatal() {
-                    links.db = None;
-                }
-                return Err(format!("cannot store {} jobs: {e}", params.len()));
-            }
-            Err(elapsed) => {
-                links.db = None;
-                return Err(format!(
-                    "cannot store {} jobs: postgres {elapsed}",
-                    params.len()
-                ));
-            }
-        };
-        let inserted = counts.iter().filter(|n| **n == 1).count() as u64;
-        summary.stored += inserted;
-        summary.duplicates += counts.len() as u64 - inserted;
-    }
-    // Committed: now, and only now, acknowledge. The status hash is
-    // written in the same round trip.
+    // Committed, and the rest set aside: now, and only now, acknowledge.
+    // The status hash is written in the same round trip.
     let ids: Vec<&str> = batch.iter().map(|e| e.id.as_str()).collect();
     let mut ack = vec!["XACK", keys.stream.as_str(), GROUP];
     ack.extend(&ids);
     let mut mark = vec!["HSET", keys.status.as_str()];
-    for (id, _) in &jobs {
-        mark.extend([id.as_str(), "stored"]);
+    for job in &stored {
+        mark.extend([job.id.as_str(), "stored"]);
+    }
+    for id in refused.iter().filter_map(|r| r.id.as_deref()) {
+        mark.extend([id, "failed"]);
     }
     let mut commands = vec![ack];
-    if !jobs.is_empty() {
+    if mark.len() > 2 {
         commands.push(mark);
     }
     let redis = redis_link(config, &mut links.redis).await?;
@@ -285,11 +266,197 @@ async fn turn(
     for reply in replies {
         reply.map_err(|e| e.to_string())?;
     }
-    log::info!("stored and acknowledged a batch of {}", jobs.len());
+    summary.set_aside += refused.len() as u64;
+    log::info!("stored and acknowledged a batch of {}", stored.len());
     batch.clear();
     Ok(())
 }
 // ANCHOR_END: turn
+
+/// A job of the batch, as the insert takes it.
+struct Row {
+    /// Its entry's place in the batch.
+    entry: usize,
+    id: String,
+    /// The job as the stream holds it.
+    json: String,
+}
+
+/// An entry of the batch that can never be stored, and why.
+struct Refused {
+    /// Its place in the batch.
+    entry: usize,
+    /// The job id, when the entry is a job: its status becomes `failed`.
+    id: Option<String>,
+    reason: String,
+}
+
+/// Splits the batch into jobs and entries that are not jobs.
+fn decode(batch: &[StreamEntry]) -> (Vec<Row>, Vec<Refused>) {
+    let mut jobs = Vec::with_capacity(batch.len());
+    let mut refused = Vec::new();
+    for (entry, item) in batch.iter().enumerate() {
+        let decoded = match item.field("job") {
+            Some(raw) => serde_json::from_slice::<Job>(raw)
+                .map(|job| (job.id, raw))
+                .map_err(|e| format!("not a job: {e}")),
+            None => Err("not a job: the entry has no job field".to_string()),
+        };
+        match decoded {
+            Ok((id, raw)) => jobs.push(Row {
+                entry,
+                id: id.to_string(),
+                json: String::from_utf8_lossy(raw).into_owned(),
+            }),
+            Err(reason) => refused.push(Refused {
+                entry,
+                id: None,
+                reason,
+            }),
+        }
+    }
+    (jobs, refused)
+}
+
+/// Inserts the jobs in one transaction and returns them, stored. If
+/// PostgreSQL refuses the batch for its data ([`PgError::is_data_error`]:
+/// a name with U+0000 from before the api refused those, an id beyond
+/// `bigint` from another producer), the whole transaction rolled back, and
+/// retrying it would fail the same way forever, holding up every job behind
+/// it. So each job is inserted again on its own: the good ones are stored,
+/// and the ones refused move to `refused` with the server's reason. Any
+/// other error (a lost connection, a server shutting down) is returned, and
+/// the caller keeps the batch and retries; jobs already inserted one by one
+/// are then found in the table, which the primary key makes harmless.
+async fn insert(
+    config: &ConsumerConfig,
+    link: &mut Option<Client>,
+    jobs: Vec<Row>,
+    refused: &mut Vec<Refused>,
+    summary: &mut ConsumerSummary,
+) -> Result<Vec<Row>, String> {
+    if jobs.is_empty() {
+        return Ok(jobs);
+    }
+    let params: Vec<[Option<&str>; 2]> = jobs
+        .iter()
+        .map(|job| [Some(job.id.as_str()), Some(job.json.as_str())])
+        .collect();
+    let params: Vec<&[Option<&str>]> = params.iter().map(|p| &p[..]).collect();
+    let db = db_link(config, link).await?;
+    let error = match timeout(IO_TIMEOUT, db.execute_batch(INSERT, &params)).await {
+        Ok(Ok(counts)) => {
+            let inserted = counts.iter().filter(|n| **n == 1).count() as u64;
+            summary.stored += inserted;
+            summary.duplicates += counts.len() as u64 - inserted;
+            return Ok(jobs);
+        }
+        Ok(Err(e)) if e.is_data_error() => e,
+        Ok(Err(e)) => {
+            if e.is_fatal() {
+                *link = None;
+            }
+            return Err(format!("cannot store {} jobs: {e}", jobs.len()));
+        }
+        Err(elapsed) => {
+            *link = None;
+            return Err(format!(
+                "cannot store {} jobs: postgres {elapsed}",
+                jobs.len()
+            ));
+        }
+    };
+    log::warn!(
+        "{error}: the batch of {} jobs was refused for its data; inserting them one by one",
+        jobs.len()
+    );
+    // Counted only once the whole batch is through: after an error half
+    // way, the retry counts the jobs inserted here as already stored.
+    let (mut stored, mut inserted) = (Vec::with_capacity(jobs.len()), 0);
+    for job in jobs {
+        let params = [Some(job.id.as_str()), Some(job.json.as_str())];
+        match timeout(IO_TIMEOUT, db.execute(INSERT, &params)).await {
+            Ok(Ok(n)) => {
+                inserted += n.min(1);
+                stored.push(job);
+            }
+            Ok(Err(e)) if e.is_data_error() => refused.push(Refused {
+                entry: job.entry,
+                id: Some(job.id),
+                reason: e.to_string(),
+            }),
+            Ok(Err(e)) => {
+                if e.is_fatal() {
+                    *link = None;
+                }
+                return Err(format!("cannot store job {}: {e}", job.id));
+            }
+            Err(elapsed) => {
+                *link = None;
+                return Err(format!("cannot store job {}: postgres {elapsed}", job.id));
+            }
+        }
+    }
+    summary.stored += inserted;
+    summary.duplicates += stored.len() as u64 - inserted;
+    Ok(stored)
+}
+
+/// Copies each refused entry to the dead-letter stream, in stream order,
+/// before the caller acknowledges it: an entry acknowledged unstored is
+/// still kept, with its reason. Each dead letter holds `entry` (the
+/// original stream id), `reason`, then the entry's own fields, so that
+/// once the cause is mended `XADD NAME:stream * job …` replays it. A crash
+/// between this and the `XACK` sets the entry aside again when it is
+/// redelivered; the `entry` field shows the two are one.
+async fn set_aside(
+    config: &ConsumerConfig,
+    keys: &Keys,
+    link: &mut Option<Connection>,
+    batch: &[StreamEntry],
+    refused: &[Refused],
+) -> Result<(), String> {
+    let mut order: Vec<&Refused> = refused.iter().collect();
+    order.sort_by_key(|r| r.entry);
+    let mut commands = Vec::with_capacity(order.len());
+    let mut letters = Vec::with_capacity(order.len());
+    for r in order {
+        let Some(entry) = batch.get(r.entry) else {
+            continue;
+        };
+        let head: [&[u8]; 7] = [
+            b"XADD",
+            keys.dead.as_bytes(),
+            b"*",
+            b"entry",
+            entry.id.as_bytes(),
+            b"reason",
+            r.reason.as_bytes(),
+        ];
+        let mut xadd = head.to_vec();
+        for (name, value) in &entry.fields {
+            xadd.extend([name.as_slice(), value.as_slice()]);
+        }
+        commands.push(xadd);
+        letters.push((entry, r));
+    }
+    let redis = redis_link(config, link).await?;
+    let replies = check_redis(io(redis.pipeline(&commands)).await, link)?;
+    for reply in replies {
+        reply.map_err(|e| e.to_string())?;
+    }
+    for (entry, r) in letters {
+        let job = r.id.as_ref().map(|id| format!(" (job {id})"));
+        log::error!(
+            "set aside stream entry {}{} in {}: {}",
+            entry.id,
+            job.unwrap_or_default(),
+            keys.dead,
+            r.reason
+        );
+    }
+    Ok(())
+}
 
 /// Runs one Redis call with a deadline.
 async fn io<T>(call: impl Future<Output = Result<T, RedisError>>) -> Result<T, RedisError> {

@@ -39,6 +39,12 @@ pub fn validate(body: &[u8], id: u64) -> Result<Job, String> {
     if chars == 0 || new.name.trim().is_empty() {
         return Err("invalid job: name must not be empty".into());
     }
+    // PostgreSQL cannot hold U+0000 in text or jsonb: a job with one would
+    // get its 202 and then be refused by the store. The name is the job's
+    // only string, and unknown fields are refused above.
+    if new.name.contains('\0') {
+        return Err("invalid job: name must not contain U+0000 (NUL)".into());
+    }
     if chars > MAX_NAME {
         return Err(format!(
             "invalid job: name is {chars} characters, the most is {MAX_NAME}"
@@ -103,6 +109,14 @@ mod tests {
             (
                 r#"{"name": "x", "priority": 10}"#,
                 "invalid job: priority must be from 0 to 9, not 10",
+            ),
+            (
+                r#"{"name": "bad\u0000name", "priority": 1}"#,
+                "invalid job: name must not contain U+0000 (NUL)",
+            ),
+            (
+                r#"{"name": "\u0000", "priority": 1}"#,
+                "invalid job: name must not contain U+0000 (NUL)",
             ),
         ] {
             assert_eq!(check(body), Err(error.to_string()), "{body}");

@@ -79,6 +79,14 @@ fn main() -> ExitCode {
         jobs(server.store().jobs().len() as u64)
     );
     println!("try: curl -i -d '{{\"name\": \"resize\", \"priority\": 3}}' http://{addr}/jobs");
+    if server.store().next_id().is_none() {
+        // It still serves its jobs, so this is a warning, not a refusal to
+        // start; every POST gets a 507 saying the same.
+        eprintln!(
+            "jobs-pipeline: {store} holds job id {}, the highest there is: new jobs will be refused",
+            u64::MAX
+        );
+    }
     let shutdown = Shutdown::new();
     let summary = run_until_complete(async {
         let watcher = spawn({

@@ -63,7 +63,9 @@ struct Service {
     /// The article's Kafka topic.
     queue: Queue<Job>,
     store: RefCell<Store>,
-    next_id: Cell<u64>,
+    /// `None` once every id is used: new jobs are refused rather than given
+    /// an id that wrapped round to one already stored.
+    next_id: Cell<Option<u64>>,
     /// Set at shutdown: connections finish their request and close.
     closing: Cell<bool>,
     stored: Cell<u64>,
@@ -135,7 +137,7 @@ impl Server {
         } = self;
         let service = Rc::new(Service {
             queue: Queue::new(),
-            next_id: Cell::new(store.last_id() + 1),
+            next_id: Cell::new(store.next_id()),
             store: RefCell::new(store),
             closing: Cell::new(false),
             stored: Cell::new(0),
@@ -389,7 +391,13 @@ fn route(request: &Request, service: &Service) -> Response {
 /// The article's `jobsPostHandler`, with a schema check in front: a bad job
 /// gets a 400 and never reaches the queue.
 fn post_job(body: &[u8], service: &Service) -> Response {
-    let id = service.next_id.get();
+    // No id left: refuse, rather than wrap round to an id already stored.
+    let Some(id) = service.next_id.get() else {
+        return Response::error(
+            507,
+            "the store has used every job id; it accepts no new jobs",
+        );
+    };
     let job = match job::validate(body, id) {
         Ok(job) => job,
         Err(message) => return Response::error(400, &message),
@@ -398,7 +406,7 @@ fn post_job(body: &[u8], service: &Service) -> Response {
         Ok(answer) => answer,
         Err(e) => return Response::error(500, &e.to_string()),
     };
-    service.next_id.set(id + 1);
+    service.next_id.set(id.checked_add(1));
     // 202 Accepted, not 201 Created: the job is queued, not yet stored.
     service.queue.put_nowait(job);
     Response::json(202, answer)

@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use jobs_pipeline::Shutdown;
 use jobs_pipeline::api::{Api, ApiConfig};
+use jobs_pipeline::broker::Keys;
 use jobs_pipeline::consumer::{self, ConsumerConfig};
 use jobs_pipeline::postgres::PgConfig;
 use redis_client::RedisUrl;
@@ -19,7 +20,7 @@ use crate::signals;
 /// `jobs-pipeline api`: POST /jobs appends each job to the stream
 /// NAME:stream and answers 202 once Redis has it (503 if Redis is down); an
 /// Idempotency-Key header makes a retry the same job. GET /jobs/ID says
-/// queued or stored.
+/// queued, stored, or failed.
 #[derive(Debug, Args)]
 pub struct ApiArgs {
     /// The Redis server; NAME prefixes every key.
@@ -40,7 +41,9 @@ pub struct ApiArgs {
 
 /// `jobs-pipeline store`: reads the stream in the consumer group "store",
 /// inserts each job into the table jobs (id bigint primary key, doc jsonb),
-/// and acknowledges it after the commit. Run several to share the work.
+/// and acknowledges it after the commit. An entry it can never store (not
+/// a job, or refused by PostgreSQL for its data) goes to the stream
+/// NAME:dead with the reason. Run several to share the work.
 #[derive(Debug, Args)]
 pub struct StoreArgs {
     /// The Redis server; NAME prefixes every key.
@@ -186,6 +189,7 @@ fn run_store(config: ConsumerConfig) -> ExitCode {
         }
     };
     let shutdown = Shutdown::new();
+    let dead = Keys::new(&config.broker).dead;
     let result = run_until_complete(async {
         let (redis, db) = consumer::prepare(&config).await?;
         println!(
@@ -200,8 +204,15 @@ fn run_store(config: ConsumerConfig) -> ExitCode {
     });
     match result {
         Ok(Ok(summary)) => {
+            // Said only when it happened, like the embedded mode's failures.
+            let aside = match summary.set_aside {
+                0 => String::new(),
+                n => format!(
+                    "; {n} could never be stored and were set aside in {dead} (see the log)"
+                ),
+            };
             println!(
-                "store stopped: {} stored, {} already stored, {} claimed from other consumers; {} left pending in the stream",
+                "store stopped: {} stored, {} already stored, {} claimed from other consumers; {} left pending in the stream{aside}",
                 jobs(summary.stored),
                 summary.duplicates,
                 summary.claimed,

@@ -77,6 +77,14 @@ impl Store {
         self.jobs.iter().map(|job| job.id).max().unwrap_or(0)
     }
 
+    /// The id for the next new job: one past the highest stored. `None`
+    /// when that is `u64::MAX` (a file written by hand or by another
+    /// program): there is no id left, and adding one would wrap round to
+    /// ids already stored.
+    pub fn next_id(&self) -> Option<u64> {
+        self.last_id().checked_add(1)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -108,6 +116,33 @@ mod tests {
         let store = Store::open(&path).unwrap();
         assert_eq!(store.jobs(), [job]);
         assert_eq!(store.last_id(), 4);
+        assert_eq!(store.next_id(), Some(5));
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn the_highest_id_leaves_no_next_one() {
+        let path = temp("full.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\":18446744073709551614,\"name\":\"a\",\"priority\":0}\n",
+        )
+        .unwrap();
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.next_id(), Some(u64::MAX));
+        store
+            .append(Job {
+                id: u64::MAX,
+                name: "b".into(),
+                priority: 0,
+            })
+            .unwrap();
+        assert_eq!(store.next_id(), None);
+        // Reopened, the file loads (its jobs can still be listed) and still
+        // has no id to give.
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!((store.jobs().len(), store.next_id()), (2, None));
         std::fs::remove_file(&path).unwrap();
     }
 

@@ -243,3 +243,46 @@ fn a_corrupt_store_stops_the_start_with_the_line_named() {
     );
     std::fs::remove_file(&store).unwrap();
 }
+
+#[test]
+fn a_store_holding_the_highest_id_starts_with_a_warning_and_refuses_new_jobs() {
+    let store = temp_store("highest-id");
+    std::fs::write(
+        &store,
+        "{\"id\":18446744073709551615,\"name\":\"a\",\"priority\":0}\n",
+    )
+    .unwrap();
+    let service = Service::start(&store, &[]);
+    assert_eq!(
+        service.stderr.recv_timeout(PATIENCE).unwrap(),
+        format!(
+            "jobs-pipeline: {} holds job id 18446744073709551615, the highest there is: new jobs will be refused",
+            store.display()
+        )
+    );
+    let reply = request(
+        service.addr,
+        "POST",
+        "/jobs",
+        Some(r#"{"name": "b", "priority": 1}"#),
+    )
+    .unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (
+            507,
+            r#"{"error":"the store has used every job id; it accepts no new jobs"}"#
+        )
+    );
+    service.signal("INT");
+    let (status, rest) = service.wait();
+    assert!(status.success(), "{status}");
+    assert_eq!(
+        rest[2],
+        format!(
+            "drained the queue: 0 jobs stored this run; {} holds 1 job",
+            store.display()
+        )
+    );
+    std::fs::remove_file(&store).unwrap();
+}

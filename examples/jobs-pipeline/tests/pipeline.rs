@@ -327,3 +327,82 @@ fn a_request_half_read_at_shutdown_is_finished() {
     assert_eq!(stored(&store), [job(1, "late", 2)]);
     std::fs::remove_file(&store).unwrap();
 }
+
+#[test]
+fn a_store_out_of_ids_refuses_new_jobs_and_serves_the_rest() {
+    let store = temp_store("out-of-ids");
+    std::fs::write(
+        &store,
+        format!(
+            "{}\n",
+            serde_json::to_string(&job(u64::MAX - 1, "next to last", 1)).unwrap()
+        ),
+    )
+    .unwrap();
+    let (addr, shutdown, server) = start(&store);
+    let post = |body: &str| request(addr, "POST", "/jobs", Some(body)).unwrap();
+    // The last id there is goes to one more job.
+    let reply = post(r#"{"name": "last", "priority": 2}"#);
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (
+            202,
+            r#"{"id":18446744073709551615,"name":"last","priority":2}"#
+        )
+    );
+    // Then none is left: a clear refusal, not a wrapped id or a panic.
+    let refused = (
+        507,
+        r#"{"error":"the store has used every job id; it accepts no new jobs"}"#,
+    );
+    for _ in 0..2 {
+        let reply = post(r#"{"name": "one too many", "priority": 2}"#);
+        assert_eq!((reply.status, reply.body.as_str()), refused);
+    }
+    // The service goes on: it lists what it holds.
+    let reply = request(addr, "GET", "/jobs", None).unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (
+            200,
+            r#"[{"id":18446744073709551614,"name":"next to last","priority":1},{"id":18446744073709551615,"name":"last","priority":2}]"#
+        )
+    );
+    shutdown.trigger();
+    assert_eq!(
+        server.join().unwrap(),
+        Summary {
+            stored: 1,
+            total: 2,
+            ..Summary::default()
+        }
+    );
+
+    // Restarted on a file whose last id is the highest: it starts, and
+    // refuses new jobs the same way.
+    let (addr, shutdown, server) = start(&store);
+    let reply = request(
+        addr,
+        "POST",
+        "/jobs",
+        Some(r#"{"name": "after", "priority": 0}"#),
+    )
+    .unwrap();
+    assert_eq!((reply.status, reply.body.as_str()), refused);
+    shutdown.trigger();
+    assert_eq!(
+        server.join().unwrap(),
+        Summary {
+            total: 2,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(
+        stored(&store),
+        [
+            job(u64::MAX - 1, "next to last", 1),
+            job(u64::MAX, "last", 2)
+        ]
+    );
+    std::fs::remove_file(&store).unwrap();
+}

@@ -152,11 +152,24 @@ fn a_batch_commits_whole_or_not_at_all_and_errors_leave_the_connection_usable() 
             "{err}"
         );
         assert!(!err.is_fatal());
+        // A value the row cannot hold is refused for its data, which no
+        // retry mends; a mistake in the SQL is not a data error.
+        assert!(err.is_data_error());
+        let err = db
+            .execute("SELECT $1::jsonb", &[Some(r#"{"name": "a\u0000b"}"#)])
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "postgres: ERROR: unsupported Unicode escape sequence (SQLSTATE 22P05)"
+        );
+        assert!(err.is_data_error() && !err.is_fatal());
         let err = db.execute("SELEKT 1", &[]).await.unwrap_err();
         assert_eq!(
             err.to_string(),
             "postgres: ERROR: syntax error at or near \"SELEKT\" (SQLSTATE 42601)"
         );
+        assert!(!err.is_data_error());
         assert_eq!(
             db.query("SELECT count(*) FROM t", &[]).await.unwrap(),
             [vec![Some("3".into())]]
@@ -177,6 +190,7 @@ fn a_restarted_server_is_an_io_error_then_a_new_connection_works() {
             rx.recv().unwrap(); // restarted meanwhile
             let err = db.query("SELECT 1", &[]).await.unwrap_err();
             assert!(err.is_fatal(), "{err}");
+            assert!(!err.is_data_error(), "{err}");
             let mut db = Client::connect(&config).await.unwrap();
             assert_eq!(
                 db.query("SELECT 1", &[]).await.unwrap(),

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::postgres::{PASSWORD, PgServer};
 use common::{Client, PATIENCE, Reply};
 use jobs_pipeline::postgres::{Client as Db, PgConfig};
-use redis_client::{Connection, RedisServer};
+use redis_client::{Connection, Frame, RedisServer};
 use runtime::run_until_complete;
 
 /// How long a whole run may take to settle before the test fails.
@@ -109,12 +109,15 @@ impl Proc {
     }
 
     /// Reads the log until a line contains `needle`; returns the lines read.
+    /// The deadline is for the whole wait: a store that logs a retry every
+    /// few seconds, forever, must fail the test rather than hang it.
     fn wait_for_log(&self, needle: &str) -> Vec<String> {
+        let deadline = Instant::now() + SETTLE;
         let mut seen = Vec::new();
         loop {
             let line = self
                 .stderr
-                .recv_timeout(PATIENCE)
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .unwrap_or_else(|_| panic!("no log line with {needle:?} in {seen:?}"));
             let found = line.contains(needle);
             seen.push(line);
@@ -596,6 +599,187 @@ fn a_retry_after_an_api_crash_is_the_same_job() {
     eventually("the job stored once", || {
         stored_ids(&pg.url()) == Some(BTreeSet::from([id_of(&first)]))
     });
+}
+
+/// Sends each command on one connection; returns the replies.
+fn redis_commands(redis: SocketAddr, commands: &[Vec<&str>]) -> Vec<Frame> {
+    let commands: Vec<Vec<String>> = commands
+        .iter()
+        .map(|c| c.iter().map(|a| a.to_string()).collect())
+        .collect();
+    run_until_complete(async move {
+        let mut conn = Connection::connect(redis).await.unwrap();
+        let mut replies = Vec::new();
+        for command in &commands {
+            replies.push(conn.command(command).await.unwrap());
+        }
+        replies
+    })
+    .unwrap()
+}
+
+/// The log line's message, without env_logger's time and level.
+fn message(line: &str) -> &str {
+    line.split_once("] ").map_or(line, |(_, m)| m)
+}
+
+#[test]
+fn a_job_postgres_refuses_is_set_aside_and_the_jobs_behind_it_flow() {
+    let redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (_api, addr) = Proc::api(&broker);
+    // The api refuses what PostgreSQL cannot hold.
+    let mut client = Client::connect(addr).unwrap();
+    let reply = post(
+        &mut client,
+        r#"{"name":"bad\u0000name","priority":1}"#,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (
+            400,
+            r#"{"error":"invalid job: name must not contain U+0000 (NUL)"}"#
+        )
+    );
+    // But a stream can hold such jobs from before that check, or from
+    // another producer: one batch with bad entries between good ones,
+    // queued before the store starts so that it reads them all at once.
+    let bad_name = r#"{"id":2,"name":"bad\u0000name","priority":1}"#;
+    let huge_id = r#"{"id":18446744073709551615,"name":"huge","priority":1}"#;
+    let entries = [
+        ("job", r#"{"id":1,"name":"first","priority":1}"#),
+        ("job", bad_name),
+        ("job", r#"{"id":3,"name":"between","priority":1}"#),
+        ("job", huge_id),
+        ("job", "oops"),
+        ("note", "no job here"),
+        ("job", r#"{"id":4,"name":"last","priority":1}"#),
+    ];
+    let mut commands: Vec<Vec<&str>> = entries
+        .iter()
+        .map(|&(field, value)| vec!["XADD", "jobs:stream", "*", field, value])
+        .collect();
+    // What the api's accept script records beside each job.
+    for id in ["1", "2", "3", "18446744073709551615", "4"] {
+        commands.push(vec!["HSET", "jobs:status", id, "queued"]);
+    }
+    let replies = redis_commands(redis.addr(), &commands);
+    let entry: Vec<&str> = replies[..entries.len()]
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let store = Proc::store(&broker, &pg.url(), "store-a");
+    let mut log = store.wait_for_log("stored and acknowledged a batch of 3");
+    // The jobs behind them flow.
+    let later = post(&mut client, r#"{"name": "later", "priority": 2}"#, None).unwrap();
+    assert_eq!(later.status, 202, "{}", later.body);
+    log.extend(store.wait_for_log("stored and acknowledged a batch of 1"));
+    let (status, out, err) = store.interrupt();
+    assert!(status.success(), "{status} {err:?}");
+    log.extend(err);
+    assert_eq!(
+        out,
+        [
+            "shutting down: finishing the batch in hand",
+            "store stopped: 4 jobs stored, 0 already stored, 0 claimed from other consumers; \
+             0 left pending in the stream; 4 could never be stored and were set aside in \
+             jobs:dead (see the log)"
+        ]
+    );
+    let unicode = "postgres: ERROR: unsupported Unicode escape sequence (SQLSTATE 22P05)";
+    let range = "postgres: ERROR: value \"18446744073709551615\" is out of range for type \
+                 bigint (SQLSTATE 22003)";
+    let oops = "not a job: expected value at line 1 column 1";
+    let no_job = "not a job: the entry has no job field";
+    let said: Vec<&str> = log
+        .iter()
+        .map(|line| message(line))
+        .filter(|m| m.contains("refused for its data") || m.starts_with("set aside"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            format!(
+                "{unicode}: the batch of 5 jobs was refused for its data; inserting them one by one"
+            ),
+            format!(
+                "set aside stream entry {} (job 2) in jobs:dead: {unicode}",
+                entry[1]
+            ),
+            format!(
+                "set aside stream entry {} (job 18446744073709551615) in jobs:dead: {range}",
+                entry[3]
+            ),
+            format!("set aside stream entry {} in jobs:dead: {oops}", entry[4]),
+            format!("set aside stream entry {} in jobs:dead: {no_job}", entry[5]),
+        ]
+    );
+    // The good jobs are stored, the bad ones are not.
+    let rows = with_db(&pg.url(), async |db| {
+        db.query("SELECT id, doc->>'name' FROM jobs ORDER BY id", &[])
+            .await
+            .unwrap()
+    });
+    let row = |id: u64, name: &str| vec![Some(id.to_string()), Some(name.to_string())];
+    assert_eq!(
+        rows,
+        [
+            row(1, "first"),
+            row(3, "between"),
+            row(4, "last"),
+            row(id_of(&later), "later")
+        ]
+    );
+    // Each bad entry is in the dead-letter stream, in stream order, with
+    // its reason and its own fields; all are acknowledged.
+    let dead = redis_commands(redis.addr(), &[vec!["XRANGE", "jobs:dead", "-", "+"]]);
+    let letters: Vec<Vec<String>> = dead[0]
+        .clone()
+        .into_items()
+        .unwrap()
+        .into_iter()
+        .map(|letter| {
+            let fields = letter.into_items().unwrap().pop().unwrap();
+            fields
+                .into_items()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    let letter = |entry: &str, reason: &str, field: &str, value: &str| {
+        ["entry", entry, "reason", reason, field, value]
+            .map(String::from)
+            .to_vec()
+    };
+    assert_eq!(
+        letters,
+        [
+            letter(entry[1], unicode, "job", bad_name),
+            letter(entry[3], range, "job", huge_id),
+            letter(entry[4], oops, "job", "oops"),
+            letter(entry[5], no_job, "note", "no job here"),
+        ]
+    );
+    assert_eq!(pending(redis.addr(), None), 0);
+    // And the api says what became of each.
+    for (id, state) in [
+        ("1", "stored"),
+        ("2", "failed"),
+        ("3", "stored"),
+        ("18446744073709551615", "failed"),
+        ("4", "stored"),
+        (&id_of(&later).to_string(), "stored"),
+    ] {
+        let reply = client
+            .send("GET", &format!("/jobs/{id}"), None, false)
+            .unwrap();
+        assert_eq!(reply.body, format!(r#"{{"id":{id},"status":"{state}"}}"#));
+    }
 }
 
 #[test]

@@ -40,6 +40,17 @@ impl PgError {
     pub fn is_fatal(&self) -> bool {
         !matches!(self, PgError::Server(e) if e.severity == "ERROR")
     }
+
+    /// Whether the server refused the statement for the values it was
+    /// given: SQLSTATE class 22 (data exception: a value the type cannot
+    /// hold, such as `\u0000` in `jsonb` or a number out of range) or 23
+    /// (integrity constraint violation). The same values will be refused
+    /// again, so retrying them is pointless; anything else (a lost
+    /// connection, a server shutting down) may pass on a retry.
+    pub fn is_data_error(&self) -> bool {
+        matches!(self, PgError::Server(e)
+            if e.severity == "ERROR" && (e.code.starts_with("22") || e.code.starts_with("23")))
+    }
 }
 
 impl fmt::Display for PgError {
