@@ -677,12 +677,22 @@ impl Crawler {
                 exception,
             )))
         });
-        match (found, work) {
+        // Recording what the fetch found is guarded the same way: a bug
+        // there must cost this URL's links, not the `task_done` below,
+        // without which the queue would wait forever.
+        let recorded = match (found, work) {
             (Some(found), Some(work)) if work.lease.is_some() => {
-                self.complete_fetched(&work, found).await;
+                catch_unwind(self.complete_fetched(&work, found)).await
             }
-            (Some(found), _) => self.keep_found(&url, found, max_redirect, depth),
-            (None, _) => {}
+            (Some(found), _) => {
+                catch_unwind(async { self.keep_found(&url, found, max_redirect, depth) }).await
+            }
+            (None, _) => Ok(()),
+        };
+        if let Err(panic) = recorded {
+            self.log.error(format_args!(
+                "recording what {url} led to panicked: {panic}"
+            ));
         }
         let next = self.polite.finish(&url);
         self.task_done(depth);
