@@ -80,11 +80,11 @@ mod tests {
             (&["http:"], "http: is not a URL: empty host"),
             (
                 &["--timeout", "0"],
-                "expected a positive number of seconds, at most 86400 (one day)",
+                "expected a number of seconds from 0.001 (a millisecond) to 86400 (one day)",
             ),
             (
                 &["--timeout", "10000000000000000000"],
-                "expected a positive number of seconds, at most 86400 (one day)",
+                "expected a number of seconds from 0.001 (a millisecond) to 86400 (one day)",
             ),
             (
                 &["http://a/", "http://b/"],

@@ -98,7 +98,7 @@ mod tests {
             ),
             (
                 &["--timeout", "NaN"],
-                "expected a positive number of seconds, at most 86400 (one day)",
+                "expected a number of seconds from 0.001 (a millisecond) to 86400 (one day)",
             ),
             (&["--timeout"], "a value is required for '--timeout <SECS>'"),
             (

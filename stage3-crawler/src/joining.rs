@@ -170,6 +170,9 @@ impl Rules {
                 return Err(format!("{name} is 0; it must be at least 1"));
             }
         }
+        if self.max_pages == Some(0) {
+            return Err("--max-pages is 0; it must be at least 1".into());
+        }
         type Parse = fn(&str) -> Result<Duration, String>;
         for (name, ms, parse) in [
             ("--delay", self.delay_ms, crate::cli::parse_gap as Parse),
@@ -480,6 +483,10 @@ mod tests {
         assert_eq!(
             refused(|r| r.max_query_variants = 0),
             "--max-query-variants is 0; it must be at least 1"
+        );
+        assert_eq!(
+            refused(|r| r.max_pages = Some(0)),
+            "--max-pages is 0; it must be at least 1"
         );
         assert_eq!(
             refused(|r| r.delay_ms = u64::MAX),

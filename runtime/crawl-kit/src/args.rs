@@ -56,17 +56,23 @@ fn has_scheme(arg: &str) -> bool {
     is_scheme && !is_port
 }
 
-/// A timeout in seconds: positive, fractions allowed, at most one day.
+/// The shortest timeout: the timers' grain.
+const MIN_DURATION: Duration = Duration::from_millis(1);
+
+/// A timeout in seconds: at least a millisecond, fractions allowed, at
+/// most one day.
 pub fn parse_timeout(value: &str) -> Result<Duration, String> {
     value
         .parse::<f64>()
         .ok()
         .filter(|secs| *secs > 0.0)
         .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-        // A value under a nanosecond (1e-10) is positive but rounds to no
-        // time at all, and every fetch would time out at once.
-        .filter(|duration| !duration.is_zero() && *duration <= MAX_DURATION)
-        .ok_or_else(|| "expected a positive number of seconds, at most 86400 (one day)".into())
+        // Timers count whole milliseconds: anything shorter (1e-10, which
+        // even rounds to no time at all) would time out every fetch at once.
+        .filter(|duration| *duration >= MIN_DURATION && *duration <= MAX_DURATION)
+        .ok_or_else(|| {
+            "expected a number of seconds from 0.001 (a millisecond) to 86400 (one day)".into()
+        })
 }
 
 #[cfg(test)]
@@ -135,6 +141,7 @@ mod tests {
     fn timeouts_are_positive_and_at_most_a_day() {
         assert_eq!(parse_timeout("2.5"), Ok(Duration::from_millis(2500)));
         assert_eq!(parse_timeout("86400"), Ok(MAX_DURATION));
+        assert_eq!(parse_timeout("0.001"), Ok(MIN_DURATION));
         for bad in [
             "0", "-1", "NaN", "inf", "86400.5", "1e19", "ten", "", "1e-10", "5e-324",
         ] {
