@@ -66,6 +66,10 @@ pub const MAX_FAN_OUT: usize = 1_000;
 /// hundred times the CPU-bound benchmark's pages. Pages vary to 150% of
 /// it, so the biggest is 15 MB of generated prose.
 pub const MAX_PAGE_SIZE: usize = 10_000_000;
+/// The most bytes of pages a site outside large mode may keep, counted as
+/// `pages` times `page_size`: each limit above is sane alone, but 100,000
+/// pages of 10 MB would be a terabyte.
+pub const MAX_KEPT_BYTES: usize = 1_000_000_000;
 
 /// How the site is generated and served.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,6 +150,16 @@ impl SiteConfig {
                     format!("SiteConfig::{field} must be at most {max}{mode}, not {value}"),
                 ));
             }
+        }
+        let kept = self.pages.saturating_mul(self.page_size);
+        if !self.large && kept > MAX_KEPT_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "SiteConfig::pages times page_size must be at most {MAX_KEPT_BYTES} \
+                     outside large mode, not {kept}"
+                ),
+            ));
         }
         Ok(())
     }

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
-use demo_site::{DemoSite, MAX_FAN_OUT, MAX_LARGE_PAGES, MAX_PAGE_SIZE, MAX_PAGES, SiteConfig};
+use demo_site::{
+    DemoSite, MAX_FAN_OUT, MAX_KEPT_BYTES, MAX_LARGE_PAGES, MAX_PAGE_SIZE, MAX_PAGES, SiteConfig,
+};
 
 /// Serves a deterministic test website on 127.0.0.1 until Ctrl-C.
 ///
@@ -74,6 +76,17 @@ impl Args {
                     "invalid value '{}' for '--pages <N>': at most {MAX_PAGES} without --large \
                      (a normal site keeps every page in memory)",
                     self.pages
+                ),
+            ));
+        }
+        let kept = self.pages.saturating_mul(self.page_size);
+        if !self.large && kept > MAX_KEPT_BYTES {
+            return Err(Args::command().error(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "--pages {} times --page-size {} is {kept} bytes: at most {MAX_KEPT_BYTES} \
+                     without --large (a normal site keeps every page in memory)",
+                    self.pages, self.page_size
                 ),
             ));
         }
@@ -270,13 +283,28 @@ mod tests {
             "--fan-out",
             "1000",
             "--page-size",
-            "10000000",
+            "10000",
         ])
         .unwrap();
         assert_eq!(
             (config.pages, config.fan_out, config.page_size),
-            (MAX_PAGES, MAX_FAN_OUT, MAX_PAGE_SIZE)
+            (MAX_PAGES, MAX_FAN_OUT, MAX_KEPT_BYTES / MAX_PAGES)
         );
+        let (config, _) = parse(&["--pages", "100", "--page-size", "10000000"]).unwrap();
+        assert_eq!(config.pages * config.page_size, MAX_KEPT_BYTES);
+        assert_eq!(config.page_size, MAX_PAGE_SIZE);
+        // Each within its limit, but together a terabyte: only in large
+        // mode, which keeps nothing.
+        let error = parse(&["--pages", "100000", "--page-size", "10000000"]).unwrap_err();
+        assert_eq!(error.exit_code(), 2);
+        assert_eq!(
+            error.to_string().lines().next().unwrap(),
+            "error: --pages 100000 times --page-size 10000000 is 1000000000000 bytes: at most \
+             1000000000 without --large (a normal site keeps every page in memory)"
+        );
+        let (config, _) =
+            parse(&["--pages", "100000", "--page-size", "10000000", "--large"]).unwrap();
+        assert!(config.large);
         // --large may come after --pages.
         let (config, _) = parse(&["--pages", "1000000000", "--large"]).unwrap();
         assert_eq!((config.pages, config.large), (MAX_LARGE_PAGES, true));

@@ -46,6 +46,15 @@ fn the_library_refuses_numbers_over_their_limits() {
             },
             "SiteConfig::page_size must be at most 10000000, not 100000000000000",
         ),
+        (
+            SiteConfig {
+                pages: MAX_PAGES,
+                page_size: MAX_PAGE_SIZE,
+                ..SiteConfig::default()
+            },
+            "SiteConfig::pages times page_size must be at most 1000000000 outside large \
+             mode, not 1000000000000",
+        ),
     ] {
         let error = DemoSite::start(config).unwrap_err();
         assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput, "{message}");
@@ -163,13 +172,17 @@ fn the_binary_refuses_sizes_over_their_limits_before_printing_a_url() {
 
 #[test]
 fn the_binary_serves_the_largest_site() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-site"))
+    let child = Command::new(env!("CARGO_BIN_EXE_demo-site"))
         .args(["--large", "--pages", "1000000000", "--fan-out", "1000"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Killed however the test ends: a failed assertion must not leave a
+    // server running after the tests.
+    let mut child = KillOnDrop(child);
+    let child = &mut child.0;
     let mut url = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut url)
@@ -192,4 +205,14 @@ fn the_binary_serves_the_largest_site() {
         to_discover.as_deref(),
         Some("demo-site: 1000000003 URLs to discover; press Ctrl-C to stop")
     );
+}
+
+/// A child process, killed and reaped when dropped.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
