@@ -68,7 +68,7 @@ impl From<Error> for io::Error {
 /// The least a read asks for.
 const CHUNK: usize = 16 * 1024;
 
-/// A read buffer grown past this by a big reply is given back after it.
+/// Read buffers grown past this by a big reply are given back after it.
 const BIG_CHUNK: usize = 1024 * 1024;
 
 /// A connection, with the bytes read but not yet parsed.
@@ -179,6 +179,7 @@ impl Connection {
                 self.buf.drain(..used);
                 if self.chunk.len() > BIG_CHUNK {
                     self.chunk = vec![0; CHUNK];
+                    self.buf.shrink_to(CHUNK);
                 }
                 return Ok(frame);
             }
