@@ -200,10 +200,12 @@ fn is_gzip(path: &Path) -> bool {
 /// Reads an archive record by record, as far as its records are whole:
 /// the head, the block of `Content-Length` bytes, and the two CRLFs. A
 /// gzip archive is read member by member (a record each), and a member
-/// that does not decompress whole ends the good part too. What follows
-/// the good part is a record torn by a crash, to be cut off, unless a
-/// whole record starts somewhere after it: then the file was damaged, not
-/// torn, and cutting it would throw good records away, so it is refused.
+/// that does not decompress whole ends the good part too. A record that
+/// runs into the end of the file was torn by a crash, and is cut off. One
+/// that goes wrong before the end was damaged, not torn: if a whole record
+/// starts somewhere after it, cutting would throw good records away, so
+/// the file is refused (with nothing whole after it, it is a tail of
+/// garbage, such as the zeros a power cut can leave, and is cut off).
 fn scan(file: &File, gzip: bool) -> io::Result<Held> {
     let len = file.metadata()?.len();
     let mut reader = BufReader::new(ReadAt { file, pos: 0 });
@@ -219,7 +221,9 @@ fn scan(file: &File, gzip: bool) -> io::Result<Held> {
         }
     }
     held.cut = len - held.good;
+    let torn = at(&reader) == len;
     if held.cut > 0
+        && !torn
         && let Some(whole) = find_whole_record(file, held.good + 1, gzip)?
     {
         return Err(io::Error::new(
@@ -244,9 +248,26 @@ fn next_record(reader: &mut impl BufRead, gzip: bool) -> io::Result<Option<Parse
         return read_record(reader);
     }
     let mut member = BufReader::new(flate2::bufread::GzDecoder::new(reader));
-    match read_record(&mut member) {
-        Ok(Some(record)) if matches!(member.fill_buf(), Ok([])) => Ok(Some(record)),
-        _ => Ok(None),
+    let record = match read_record(&mut member) {
+        Ok(Some(record)) => record,
+        Ok(None) => return Ok(None),
+        Err(e) => return not_gzip(e),
+    };
+    match member.fill_buf() {
+        Ok([]) => Ok(Some(record)),
+        Ok(_) => Ok(None), // more than one record in the member
+        Err(e) => not_gzip(e),
+    }
+}
+
+/// A member that is not gzip, or is cut short, is not a whole record; any
+/// other error (the disk's) is the scan's.
+fn not_gzip(e: io::Error) -> io::Result<Option<Parsed>> {
+    match e.kind() {
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => {
+            Ok(None)
+        }
+        _ => Err(e),
     }
 }
 
@@ -285,9 +306,6 @@ const MAX_HEAD: u64 = 1 << 20;
 
 /// Where the first whole record at or after `from` starts, trying every
 /// place where one could (a line starting `WARC/`; gzip's magic bytes).
-/// A torn record whose body held a whole WARC record (a crawl of an
-/// archive's site) looks damaged too: that is refused, which loses
-/// nothing, where the opposite mistake would.
 fn find_whole_record(file: &File, from: u64, gzip: bool) -> io::Result<Option<u64>> {
     let magic: &[u8] = if gzip { &[0x1f, 0x8b, 0x08] } else { b"WARC/" };
     let mut chunk = vec![0u8; 64 * 1024];
@@ -500,25 +518,37 @@ mod tests {
     }
 
     #[test]
-    fn a_member_that_inflates_past_its_record_is_torn_and_never_held() {
-        // A gzip member whose record claims 4 bytes and holds 64 MiB of
-        // zeros after them: read through to its fifth byte, never held.
-        let dir = std::env::temp_dir().join(format!("archive-bomb-{}", std::process::id()));
+    fn a_block_is_read_through_not_held() {
+        // A head claiming 4 bytes, then zeros without end: the old scan
+        // read the rest of the member into memory, and never returned from
+        // this. Reading through stops at the fifth byte after the head.
+        let head: &[u8] = b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 4\r\n\r\n";
+        let mut endless = BufReader::new(head.chain(io::repeat(0)));
+        assert_eq!(read_record(&mut endless).unwrap(), None);
+    }
+
+    #[test]
+    fn a_torn_record_holding_a_whole_one_is_cut_off_not_refused() {
+        // Crawling an archive's site: the body of the record torn by the
+        // crash holds a whole WARC record. It is torn all the same.
+        let dir = std::env::temp_dir().join(format!("archive-nested-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("t.warc.gz");
+        let path = dir.join("t.warc");
         let whole = three_exchanges(&path);
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 4\r\n\r\n")
-            .unwrap();
-        let zeros = vec![0u8; 1 << 20];
-        for _ in 0..64 {
-            gz.write_all(&zeros).unwrap();
-        }
-        let bomb = gz.finish().unwrap();
-        std::fs::write(&path, [&whole[..], &bomb[..]].concat()).unwrap();
+        let inner = b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 2\r\n\r\nhi\r\n\r\n";
+        let torn = [
+            &b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 500\r\n\r\nbody "[..],
+            &inner[..],
+            b"and the crash came here",
+        ]
+        .concat();
+        std::fs::write(&path, [&whole[..], &torn[..]].concat()).unwrap();
         let (archive, held) = Archive::reopen(&path, &info()).unwrap();
         drop(archive);
-        assert_eq!((held.good, held.responses.len()), (whole.len() as u64, 3));
+        assert_eq!(
+            (held.good, held.cut, held.responses.len()),
+            (whole.len() as u64, torn.len() as u64, 3)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
