@@ -132,8 +132,8 @@ fn https_and_bad_options_are_refused_with_2() {
         assert_eq!(output.status.code(), Some(2));
         assert!(
             stderr(&output).starts_with(&format!(
-                "error: invalid value '{value}' for '--timeout <SECS>': expected a positive \
-                 number of seconds, at most 86400 (one day)\n"
+                "error: invalid value '{value}' for '--timeout <SECS>': expected a number of \
+                 seconds from 0.001 (a millisecond) to 86400 (one day)\n"
             )),
             "{}",
             stderr(&output)
