@@ -208,11 +208,6 @@ pub struct Parsed {
     pub length: u64,
 }
 
-/// The `Content-Length` of a record's head.
-pub fn content_length(head: &[u8]) -> Option<u64> {
-    field(head, "Content-Length")?.parse().ok()
-}
-
 /// The value of the head field `name` (the first, compared
 /// case-insensitively), in the head that starts `record`.
 fn field<'a>(record: &'a [u8], name: &str) -> Option<&'a str> {
@@ -235,7 +230,7 @@ pub fn parse_head(head: &[u8]) -> Option<Parsed> {
     Some(Parsed {
         kind: field(head, "WARC-Type")?.to_string(),
         target_uri: field(head, "WARC-Target-URI").map(str::to_string),
-        length: content_length(head)?,
+        length: field(head, "Content-Length")?.parse().ok()?,
     })
 }
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use crate::Counters;
 use crate::compress::{self, Coding};
 use crate::content::{Fault, Resource, Route, Site};
-use crate::http::{Connection, Framing, Incoming, Request, encode_response};
+use crate::http::{Connection, Framing, Incoming, Request, encode_response, path_of};
 use crate::tls::{self, ServerConfig, Stream};
 
 /// An idle keep-alive connection is closed after this long, so threads of
@@ -134,7 +134,7 @@ impl Shared {
     }
 
     pub(crate) fn delay_for(&self, target: &str) -> Duration {
-        let path = target.split_once('?').map_or(target, |(path, _)| path);
+        let path = path_of(target);
         let paths = &self.delays.path_delays;
         if let Some((_, delay)) = paths
             .iter()
@@ -456,10 +456,7 @@ impl Shared {
         // else (404s for any path, redirects from http to https, flaky
         // pages, calendar months) is made per request and is not kept
         // either, so it is compressed per request.
-        let path = request
-            .target
-            .split_once('?')
-            .map_or(request.target.as_str(), |(path, _)| path);
+        let path = path_of(&request.target);
         if !self.site.keeps(path, res) {
             return Some((coding, Arc::new(compress::compress(coding, &res.body))));
         }

@@ -259,7 +259,7 @@ impl Site {
     /// ignores the query, so `/pages/a/0.html?x=1` is page 0 again (but a
     /// different URL to a crawler).
     pub(crate) fn route(&self, target: &str) -> Route {
-        let path = target.split_once('?').map_or(target, |(path, _)| path);
+        let path = crate::http::path_of(target);
         if self.large {
             // Generated each time: a million pages kept would be gigabytes.
             return Route::Resource(Arc::new(self.large_resource(path)));
