@@ -23,7 +23,11 @@ use std::time::SystemTime;
 
 use runtime::spawn_blocking;
 
-use crate::warc::{Exchange, Info, Parsed, Records};
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::http::{Exchange, HearExchanges};
+use crate::warc::{Info, Parsed, Records};
 
 /// Exchanges waiting for the writer before a worker has to wait too.
 pub const BACKLOG: usize = 32;
@@ -141,6 +145,14 @@ impl Archive {
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// The archive hears the client's exchanges: it is one of the crawl's
+/// observers, and the client does not know it exists.
+impl HearExchanges for Archive {
+    fn exchange(&self, exchange: Exchange) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(self.save(exchange))
     }
 }
 

@@ -20,19 +20,20 @@ use std::time::{Duration, Instant};
 use runtime::{Either, JoinHandle, Queue, TaskBuilder, catch_unwind};
 use url::Url;
 
-use crate::archive::Archive;
 use crate::charset::{charset_param, media_type};
 use crate::config::Config;
 use crate::depth::{DepthLimit, SeenAgain};
 use crate::host::HostRules;
-use crate::http::{Client, FetchError, Response};
+use crate::http::{Client, FetchError, HearExchanges, Response};
 use crate::journal::{Journal, Replayed};
 use crate::logging::{CrawlLog, LogLine};
 use crate::parsing::ParsePool;
 use crate::politeness::{Admission, Politeness, RobotsOutcome};
 use crate::robots::{Robots, product_token};
 use crate::robots_fetch::{RobotsFetch, fetch_robots};
+pub use crate::seams::{Outcome, Work};
 use crate::seen::SeenUrls;
+use crate::sitemap::SitemapOutcome;
 use crate::sitemap::{Sitemap, SitemapKind, parse_sitemap};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
@@ -110,38 +111,8 @@ type StatSink = Box<dyn FnMut(&FetchStatistic)>;
 /// Someone who wants each skipped URL as it is recorded.
 type SkipSink = Box<dyn FnMut(&Skipped)>;
 
-/// One URL on the queue.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Work {
-    /// What to fetch.
-    pub url: Url,
-    /// Redirects it may still follow.
-    pub max_redirect: u32,
-    /// The page that linked it first (the redirect, for a redirect's
-    /// target); `None` for a root. Shared by all the links of one page.
-    pub from: Option<Rc<str>>,
-    /// Links from a root: 0 for a root; a redirect's target has the depth
-    /// of the URL that redirected.
-    pub depth: u32,
-    /// A sitemap to read (`--sitemaps`), not a page: the crawler's own
-    /// business, never a URL of the report.
-    pub sitemap: bool,
-    /// With a shared frontier (`--frontier`), the lease this process holds
-    /// on the URL; `None` in a crawl of one process.
-    pub lease: Option<u64>,
-}
-
 /// Sitemaps read at most, however many indexes list.
 const MAX_SITEMAPS: usize = 1_000;
-
-/// What reading one sitemap came to, for the report.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct SitemapOutcome {
-    /// The sitemap.
-    pub url: String,
-    /// "12 URLs", "an index of 3 sitemaps", "404: not read" ...
-    pub outcome: String,
-}
 
 /// What a worker does next with a URL.
 enum Step {
@@ -149,18 +120,6 @@ enum Step {
     Admit(Work),
     /// Fetch it: its host slot is already taken.
     Fetch(Work),
-}
-
-/// How a crawl ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Every URL queued was fetched (or failed for good).
-    Completed,
-    /// The interrupt future passed to [`Crawler::crawl_until`] fired first.
-    Interrupted,
-    /// The shared frontier's Redis was lost for good
-    /// ([`Crawler::stopped_by`] says why); the crawl's state stays there.
-    FrontierLost,
 }
 
 // ANCHOR: crawler
@@ -414,9 +373,10 @@ impl Crawler {
     }
     // ANCHOR_END: resume
 
-    /// Archives every exchange of the crawl in `archive` (`--warc`).
-    pub fn set_archive(&mut self, archive: Rc<Archive>) {
-        self.client.set_archive(archive);
+    /// Tells `listener` every exchange of the crawl (`--warc`: the
+    /// archive).
+    pub fn hear_exchanges(&mut self, listener: Rc<dyn HearExchanges>) {
+        self.client.hear_exchanges(listener);
     }
 
     // ANCHOR: crawl

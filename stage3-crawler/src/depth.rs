@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-use crate::crawling::Work;
+use crate::seams::Work;
 
 /// What a URL seen again at a shorter depth comes to.
 #[derive(Debug, PartialEq)]

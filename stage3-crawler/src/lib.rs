@@ -28,10 +28,12 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod assembly;
 pub mod charset;
 pub mod cli;
 pub mod config;
 pub mod crawling;
+pub mod dates;
 pub mod depth;
 pub mod external_sort;
 pub mod frontier;
@@ -43,12 +45,14 @@ pub mod journal;
 pub mod logging;
 pub mod parsing;
 pub mod politeness;
+pub mod program;
 pub mod progress;
 pub mod ps;
 pub mod reporting;
 pub mod robots;
 pub mod robots_fetch;
 pub mod scanner;
+pub mod seams;
 pub mod seen;
 pub mod sitemap;
 pub mod skipped;

@@ -14,5 +14,5 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // ANCHOR_END: allocator
 
 fn main() -> std::process::ExitCode {
-    stage3_crawler::cli::main()
+    stage3_crawler::program::main()
 }

@@ -36,8 +36,8 @@ use runtime::{JoinHandle, Queue, TaskBuilder};
 use serde::{Serialize, Serializer};
 use url::Url;
 
-use crate::crawling::Work;
 use crate::robots::Robots;
+use crate::seams::Work;
 use crate::skipped::SkipReason;
 use crate::stats::Exception;
 

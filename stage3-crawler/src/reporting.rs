@@ -3,14 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::crawling::SitemapOutcome;
-use crate::crawling::{Crawler, Outcome};
 use crate::external_sort::SortedLines;
 use crate::politeness::RobotsOutcome;
+use crate::seams::Outcome;
+use crate::sitemap::SitemapOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 pub use crate::tally::{Counters, Line, Tally, classify, line_of};
@@ -100,27 +100,23 @@ pub struct Crawl<'a> {
     pub sitemaps: Vec<SitemapOutcome>,
 }
 
-/// Calls `f` with what `crawler`'s report is made of.
-fn of_crawler<R>(crawler: &Crawler, outcome: Outcome, f: impl FnOnce(&Crawl<'_>) -> R) -> R {
-    let done = crawler.done();
-    let skipped = crawler.skipped();
-    f(&Crawl {
-        done: &done,
-        skipped: &skipped,
-        tally: crawler.tally(),
-        secs: crawler.elapsed().as_secs_f64(),
-        max_tasks: crawler.config().max_tasks,
-        todo: crawler.todo(),
-        connections: crawler.connections_opened(),
-        interrupted: outcome != Outcome::Completed,
-        robots: crawler.robots_outcomes(),
-        sitemaps: crawler.sitemap_outcomes(),
-    })
+/// Something whose report can be written as it stands: a crawler, during
+/// its crawl or after it.
+pub trait Reported {
+    /// Calls `f` with what the report is made of, had the crawl ended with
+    /// `outcome`.
+    fn with_crawl<R>(&self, outcome: Outcome, f: impl FnOnce(&Crawl<'_>) -> R) -> R;
+}
+
+impl<T: Reported> Reported for std::rc::Rc<T> {
+    fn with_crawl<R>(&self, outcome: Outcome, f: impl FnOnce(&Crawl<'_>) -> R) -> R {
+        (**self).with_crawl(outcome, f)
+    }
 }
 
 /// The totals and counters for a finished (or interrupted) crawl.
-pub fn summary(crawler: &Crawler, outcome: Outcome) -> Summary {
-    of_crawler(crawler, outcome, summary_of)
+pub fn summary(crawler: &impl Reported, outcome: Outcome) -> Summary {
+    crawler.with_crawl(outcome, summary_of)
 }
 
 /// The totals and counters of `crawl`.
@@ -153,14 +149,12 @@ pub fn summary_of(crawl: &Crawl<'_>) -> Summary {
 /// `Config::keep_records` (the default); a crawler that keeps none feeds
 /// a [`TextReport`] as it goes instead, as the command line does.
 pub fn report(
-    crawler: &Crawler,
+    crawler: &impl Reported,
     outcome: Outcome,
     list_skipped: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    of_crawler(crawler, outcome, |crawl| {
-        report_of(crawl, list_skipped, out)
-    })
+    crawler.with_crawl(outcome, |crawl| report_of(crawl, list_skipped, out))
 }
 
 /// Writes the text report of `crawl`.
@@ -296,60 +290,12 @@ pub fn json_summary(summary: &Summary) -> String {
     serde_json::to_string(&Wrapper { summary }).unwrap_or_else(|_| "{}".into())
 }
 
-/// A time as C's `ctime` writes it (`Sun Mar  1 09:05:00 2026`), in UTC.
-pub fn ctime(time: SystemTime) -> String {
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let weekday = WEEKDAYS[(days.rem_euclid(7)) as usize];
-    let month_name = MONTHS[(month - 1) as usize];
-    format!(
-        "{weekday} {month_name} {day:>2} {:02}:{:02}:{:02} {year}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// A time as ISO 8601 writes it in UTC, to the second
-/// (`2026-03-01T09:05:00Z`), as WARC records do.
-pub fn iso8601(time: SystemTime) -> String {
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
-    let rem = secs % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// Year, month (1-12) and day for a count of days since 1970-01-01
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
+pub use crate::dates::{ctime, iso8601};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::stats::Exception;
-    use std::time::Duration;
 
     fn stat(url: &str) -> FetchStatistic {
         FetchStatistic {
@@ -457,14 +403,5 @@ mod tests {
             json_line(&failed),
             r#"{"url":"http://h/f","next_url":null,"status":null,"exception":"gone","size":0,"content_type":null,"encoding":null,"num_urls":0,"num_new_urls":0,"wire_size":0}"#
         );
-    }
-
-    #[test]
-    fn ctime_format() {
-        assert_eq!(ctime(UNIX_EPOCH), "Thu Jan  1 00:00:00 1970");
-        let t = UNIX_EPOCH + Duration::from_secs(1_772_355_900); // 2026-03-01 09:05
-        assert_eq!(ctime(t), "Sun Mar  1 09:05:00 2026");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(ctime(leap), "Tue Feb 29 00:00:00 2000");
     }
 }

@@ -18,6 +18,15 @@ use url::Url;
 
 use crate::http::decode_body;
 
+/// What reading one sitemap came to, for the report.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SitemapOutcome {
+    /// The sitemap.
+    pub url: String,
+    /// "12 URLs", "an index of 3 sitemaps", "404: not read" ...
+    pub outcome: String,
+}
+
 /// A sitemap keeps at most this many URLs (the protocol's limit); the
 /// rest are counted and dropped.
 pub const MAX_SITEMAP_URLS: usize = 50_000;

@@ -18,14 +18,13 @@
 //! ```
 //!
 //! This module only makes records, as bytes: it does no I/O, so that the
-//! tests can check every byte. [`crate::archive`] writes them, off the
+//! tests can check every byte. The `archive` module writes them, off the
 //! loop thread. We write the format by hand: it is a page of code, and the
 //! Rust crates for it either leave out the digests archivists check or
 //! bring a date library and a parser we do not need.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use flate2::Compression;
@@ -33,26 +32,7 @@ use flate2::write::GzEncoder;
 use ring::rand::{SecureRandom, SystemRandom};
 use sha1::{Digest, Sha1};
 
-/// One HTTP request and its response, as they crossed the wire.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Exchange {
-    /// The URL requested.
-    pub url: String,
-    /// When the request was sent.
-    pub date: SystemTime,
-    /// The server's address, when the connection knew it.
-    pub peer: Option<IpAddr>,
-    /// The request, exactly as sent.
-    pub request: Vec<u8>,
-    /// The response's status line and headers, exactly as received, up
-    /// to and including the blank line.
-    pub head: Vec<u8>,
-    /// Whether the body arrived chunked.
-    pub chunked: bool,
-    /// The body: de-chunked, and still content-encoded (compressed) if
-    /// the server compressed it.
-    pub body: Vec<u8>,
-}
+pub use crate::http::Exchange;
 
 /// What the `warcinfo` record at the start of a file says about the crawl.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -360,7 +340,7 @@ fn record_id() -> String {
 
 /// A time as WARC writes it: ISO 8601 in UTC, to the second.
 pub fn warc_date(time: SystemTime) -> String {
-    crate::reporting::iso8601(time)
+    crate::dates::iso8601(time)
 }
 
 #[cfg(test)]

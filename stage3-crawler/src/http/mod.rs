@@ -9,6 +9,7 @@
 mod conn;
 mod decode;
 mod error;
+mod exchange;
 mod pool;
 mod response;
 mod stream;
@@ -28,11 +29,10 @@ use runtime::timeout;
 use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
-use crate::archive::Archive;
-use crate::warc::Exchange;
 use conn::Connection;
 pub use decode::{ACCEPT_ENCODING, DecodeError, decode_body};
 pub use error::FetchError;
+pub use exchange::{Exchange, HearExchanges};
 use pool::{Origin, Pool};
 pub use response::Response;
 use stream::Stream;
@@ -93,7 +93,7 @@ pub struct Client {
     /// many connections; each lookup costs a helper thread.
     resolved: RefCell<HashMap<(String, u16), Vec<SocketAddr>>>,
     /// Where every exchange goes, with `--warc`.
-    archive: Option<Rc<Archive>>,
+    listener: Option<Rc<dyn HearExchanges>>,
 }
 
 impl Client {
@@ -105,15 +105,15 @@ impl Client {
             config,
             pool,
             resolved: RefCell::new(HashMap::new()),
-            archive: None,
+            listener: None,
         }
     }
 
-    /// Archives every exchange from now on: each response, whatever its
-    /// status (robots.txt, sitemaps and redirects included), with the
-    /// request that asked for it.
-    pub fn set_archive(&mut self, archive: Rc<Archive>) {
-        self.archive = Some(archive);
+    /// Tells `listener` every exchange from now on: each response,
+    /// whatever its status (robots.txt, sitemaps and redirects included),
+    /// with the request that asked for it. With `--warc`, the archive.
+    pub fn hear_exchanges(&mut self, listener: Rc<dyn HearExchanges>) {
+        self.listener = Some(listener);
     }
 
     // ANCHOR: get
@@ -128,9 +128,9 @@ impl Client {
         let mut response = timeout(limit, self.attempt(url, &request))
             .await
             .unwrap_or(Err(FetchError::FetchTimeout(limit)))?;
-        if let Some(archive) = &self.archive {
-            archive
-                .save(for_archive(url, sent, request, &mut response))
+        if let Some(listener) = &self.listener {
+            listener
+                .exchange(as_exchange(url, sent, request, &mut response))
                 .await;
         }
         decoded(response, self.config.max_body)
@@ -189,7 +189,7 @@ impl Client {
                     &mut conn,
                     self.config.read_timeout,
                     self.config.max_body,
-                    self.archive.is_some(),
+                    self.listener.is_some(),
                 )
                 .await
             }
@@ -312,10 +312,10 @@ fn origin(url: &Url) -> Result<Origin, FetchError> {
     })
 }
 
-/// The exchange for the archive: the request as sent, and the response as
-/// received (its head moves out of `response`; its body is copied, since
-/// the crawler decodes its own).
-fn for_archive(url: &Url, sent: SystemTime, request: Vec<u8>, response: &mut Response) -> Exchange {
+/// The exchange, for its listener: the request as sent, and the response
+/// as received (its head moves out of `response`; its body is copied,
+/// since the crawler decodes its own).
+fn as_exchange(url: &Url, sent: SystemTime, request: Vec<u8>, response: &mut Response) -> Exchange {
     Exchange {
         url: url.to_string(),
         date: sent,

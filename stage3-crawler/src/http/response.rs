@@ -31,7 +31,7 @@ pub struct Response {
     /// The body's length as received: de-chunked, but still compressed.
     pub wire_size: u64,
     /// The status line and headers exactly as received, when the client
-    /// keeps them for an archive (see [`crate::warc`]); empty otherwise.
+    /// keeps them for whoever hears exchanges (the WARC archive); empty otherwise.
     pub raw_head: Vec<u8>,
     /// Whether the body came chunked.
     pub chunked: bool,

@@ -1,0 +1,382 @@
+//! The program: the command line's [`Args`] made into a crawler (its
+//! journal, archive, shared frontier and reports plugged in), run, and
+//! reported. What the command line accepts is [`crate::cli`]'s.
+
+use std::cell::RefCell;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
+use demo_site::DemoSite;
+use redis_client::RedisUrl;
+use runtime::Runtime;
+use url::Url;
+
+use crate::archive::Archive;
+use crate::cli::{Args, Report, parse_root};
+use crate::crawling::{Crawler, Outcome, Shared};
+use crate::http::HearExchanges;
+use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
+use crate::joining;
+use crate::journal::{Journal, Replayed};
+use crate::progress;
+use crate::ps::Ps;
+use crate::reporting::{self, TextReport};
+
+/// Sends log records to env_logger, erasing the progress line first.
+struct Logger {
+    inner: env_logger::Logger,
+}
+
+impl log::Log for Logger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        self.inner.enabled(metadata)
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.inner.matches(record) {
+            progress::clear();
+            self.inner.log(record);
+        }
+    }
+
+    fn flush(&self) {
+        self.inner.flush();
+    }
+}
+
+fn rustls_level(level: log::LevelFilter) -> log::LevelFilter {
+    if level == log::LevelFilter::Trace {
+        level
+    } else {
+        level.min(log::LevelFilter::Error)
+    }
+}
+
+/// Logs to stderr at `level`, as `LEVEL target: message`. `RUST_LOG` adds
+/// to it (`RUST_LOG=runtime=trace` traces the runtime).
+fn init_logging(level: log::LevelFilter) {
+    use std::io::Write as _;
+    let inner = env_logger::Builder::new()
+        .filter_level(level)
+        // rustls warns about every alert it sends, which repeats our own
+        // line for each bad certificate: quiet it but for -vv (everything).
+        // RUST_LOG=rustls=debug still works.
+        .filter_module("rustls", rustls_level(level))
+        .parse_default_env()
+        .format(|buf, record| {
+            writeln!(
+                buf,
+                "{} {}: {}",
+                record.level(),
+                record.target(),
+                record.args()
+            )
+        })
+        .build();
+    let max = inner.filter();
+    if log::set_boxed_logger(Box::new(Logger { inner })).is_ok() {
+        log::set_max_level(max);
+    }
+}
+
+/// The program: parse the arguments, crawl, report. Returns the exit status.
+pub fn main() -> ExitCode {
+    let matches = Args::command().get_matches(); // exits with status 2 on a usage error
+    let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    args.explicit = matches
+        .ids()
+        .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect();
+    init_logging(args.log_level());
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("stage3-crawler: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The journal (`--state`), with what it held, and the archive (`--warc`).
+type State = (Option<(Journal, Replayed)>, Option<Rc<Archive>>);
+
+/// Opens `--state` and `--warc`. A crawl that resumes reopens its archive,
+/// cutting off a record torn by a crash, and fetches again what the
+/// journal has done but the archive lost.
+fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
+    let mut state = match &args.state {
+        Some(dir) => {
+            let identity = args.identity(roots);
+            let opened = Journal::open(dir, &identity)
+                .map_err(|e| io::Error::other(format!("--state {}: {e}", dir.display())))?;
+            Some(opened)
+        }
+        None => None,
+    };
+    let resuming = state
+        .as_ref()
+        .is_some_and(|(_, replayed)| !replayed.is_empty());
+    let archive = match &args.warc {
+        Some(path) if resuming => {
+            let (archive, held) = Archive::reopen(path, &args.warc_info(path))?;
+            if held.cut > 0 {
+                log::warn!(
+                    "{}: cut off the last {} bytes, a record torn by a crash",
+                    path.display(),
+                    held.cut
+                );
+            }
+            if let Some((_, replayed)) = &mut state {
+                let again = replayed.forget_unarchived(&held.responses);
+                if again > 0 {
+                    log::info!("{again} URLs done but not yet archived will be fetched again");
+                }
+            }
+            Some(Rc::new(archive))
+        }
+        Some(path) => Some(Rc::new(Archive::create(path, &args.warc_info(path))?)),
+        None => None,
+    };
+    Ok((state, archive))
+}
+
+/// `--frontier` with `--frontier-clear` or `--report-only`: no crawl.
+fn frontier_command(args: &Args, url: &RedisUrl) -> io::Result<ExitCode> {
+    let runtime = Runtime::new()?;
+    if args.frontier_clear {
+        let deleted = runtime.block_on(joining::clear(url))??;
+        eprintln!("Deleted the crawl at {url}: {deleted} keys.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = BufWriter::new(io::stdout());
+    let json = args.report == Report::Json;
+    let written = runtime.block_on(joining::merged_report(
+        url,
+        json,
+        args.verbose > 0,
+        &mut out,
+    ))?;
+    if let Err(e) = written.and_then(|()| out.flush())
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        return Err(e);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run(args: &Args) -> io::Result<ExitCode> {
+    let runtime = Runtime::new()?;
+    let joined = match &args.frontier {
+        Some(url) if args.frontier_clear || args.report_only => {
+            return frontier_command(args, url);
+        }
+        Some(url) => Some(runtime.block_on(joining::join(args, url))??),
+        None => None,
+    };
+    match joined {
+        Some(joined) => crawl(&runtime, &joined.args, joined.roots, Some(joined.shared)),
+        None => crawl(&runtime, args, Vec::new(), None),
+    }
+}
+
+/// The text report, fed by `crawler` as it records each statistic and
+/// skipped URL (when `wanted`). The first error it meets (a temporary file
+/// it cannot write) becomes the report's error. A function of its own, so
+/// that `crawl`'s closures keep the names the debugger appendix shows.
+fn text_report(
+    crawler: &Crawler,
+    wanted: bool,
+    list_skipped: bool,
+) -> Rc<RefCell<io::Result<TextReport>>> {
+    let text = Rc::new(RefCell::new(Ok(TextReport::new(list_skipped))));
+    if !wanted {
+        return text;
+    }
+    fn add(
+        text: &RefCell<io::Result<TextReport>>,
+        f: impl FnOnce(&mut TextReport) -> io::Result<()>,
+    ) {
+        let mut text = text.borrow_mut();
+        if let Ok(report) = text.as_mut()
+            && let Err(e) = f(report)
+        {
+            *text = Err(e);
+        }
+    }
+    let stats_text = Rc::clone(&text);
+    crawler.on_stat(move |stat| add(&stats_text, |report| report.stat(stat)));
+    let skips_text = Rc::clone(&text);
+    crawler.on_skip(move |skip| add(&skips_text, |report| report.skip(skip)));
+    text
+}
+
+/// Crawls `roots` (or `args`' roots, or the demo site), alone or as part
+/// of a `shared` crawl, and reports.
+fn crawl(
+    runtime: &Runtime,
+    args: &Args,
+    shared_roots: Vec<Url>,
+    shared: Option<Shared>,
+) -> io::Result<ExitCode> {
+    // Keeps the demo site running until the report is written.
+    let mut _site = None;
+    let roots = if shared.is_some() {
+        shared_roots
+    } else if args.roots.is_empty() {
+        if args.state.is_some() {
+            // The demo site's port changes from run to run, and with it
+            // the crawl: there would be nothing to resume.
+            Args::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "--state needs the roots of the crawl (the built-in demo site's \
+                     address changes from run to run)",
+                )
+                .exit();
+        }
+        let site = DemoSite::start_default()?;
+        let root = site.url("/");
+        eprintln!("No root given: crawling the demo site, started in-process at {root}");
+        _site = Some(site);
+        vec![parse_root(&root).map_err(io::Error::other)?]
+    } else {
+        args.roots.clone()
+    };
+    let (state, archive) = open_state(args, &roots)?;
+    let mut crawler = match (state, shared) {
+        (_, Some(shared)) => Crawler::shared(roots, args.config(), shared)?,
+        (Some((journal, replayed)), None) => {
+            Crawler::with_journal(roots, args.config(), journal, replayed)?
+        }
+        (None, None) => Crawler::new(roots, args.config())?,
+    };
+    if let Some(archive) = &archive {
+        crawler.hear_exchanges(Rc::clone(archive) as Rc<dyn HearExchanges>);
+    }
+    let crawler = Rc::new(crawler);
+    // Into a pipe or a file, JSON lines go out in blocks, as C's stdio does
+    // it: a write per line would be a system call per URL on the loop
+    // thread, and a wakeup for whatever reads the pipe. A terminal still
+    // sees each line at once.
+    let out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
+    if args.report == Report::Json {
+        let each_line = io::stdout().is_terminal();
+        // A closed stdout (`| head`) must not stop the crawl.
+        let write_line = move |out: &RefCell<ReportOut<BufWriter<io::Stdout>>>, line: String| {
+            let mut out = out.borrow_mut();
+            let _ = writeln!(out, "{line}");
+            if each_line {
+                let _ = out.flush();
+            }
+        };
+        let stats_out = Rc::clone(&out);
+        crawler.on_stat(move |stat| write_line(&stats_out, reporting::json_line(stat)));
+        let skips_out = Rc::clone(&out);
+        crawler.on_skip(move |skip| write_line(&skips_out, reporting::json_skipped(skip)));
+    }
+    let text = text_report(&crawler, args.report == Report::Text, args.verbose > 0);
+    let show_progress = args.progress.enabled();
+    let (outcome, interrupt) = runtime.block_on(async {
+        let interrupt = Interrupt::install()
+            .inspect_err(|e| log::warn!("Ctrl-C will not print a report: {e}"))
+            .ok();
+        let progress = show_progress.then(|| {
+            runtime::TaskBuilder::new()
+                .name("progress")
+                .spawn(progress::run(Rc::clone(&crawler)))
+        });
+        // `kill -USR1 PID` prints the task table. The main future watches
+        // for it beside Ctrl-C, so the table holds only the crawl's tasks.
+        let ps = Ps::install()
+            .inspect_err(|e| log::warn!("SIGUSR1 will not print the task table: {e}"))
+            .ok();
+        let ctrl_c = async {
+            match &interrupt {
+                Some(interrupt) => interrupt.wait().await,
+                None => std::future::pending().await,
+            }
+        };
+        let usr1 = async {
+            match &ps {
+                Some(ps) => ps.serve().await,
+                None => std::future::pending().await,
+            }
+        };
+        let stop = async {
+            // `usr1` never ends: only Ctrl-C stops the crawl early.
+            let _ = runtime::select(ctrl_c, usr1).await;
+        };
+        let outcome = crawler.crawl_until(stop).await;
+        if let Some(progress) = progress {
+            progress.cancel();
+        }
+        progress::clear();
+        // Keep counting Ctrl-C while the report is written.
+        (outcome, interrupt)
+    })?;
+    if outcome == Outcome::Interrupted {
+        eprintln!("Interrupted");
+    }
+    if let (Outcome::FrontierLost, Some(url)) = (outcome, &args.frontier) {
+        eprintln!(
+            "Stopped: {}. The crawl's state is in Redis: run the command again to go on with it.",
+            crawler
+                .stopped_by()
+                .unwrap_or_else(|| format!("lost redis at {url}"))
+        );
+    }
+    // The journal is complete before the report says so; if it could not
+    // be written, the report still comes, and then the error.
+    let saved = crawler.close_journal();
+    if let (Some(dir), Outcome::Interrupted, Ok(())) = (&args.state, outcome, &saved) {
+        eprintln!(
+            "The crawl's state is saved in {}: run the same command again to resume it.",
+            dir.display()
+        );
+    }
+    let mut out = out.borrow_mut();
+    out.report_begins(interrupt);
+    let written = match args.report {
+        Report::Text => {
+            let summary = reporting::summary(&crawler, outcome);
+            let text = text.replace(Ok(TextReport::new(false)));
+            text.and_then(|report| report.write(&summary, &mut *out))
+        }
+        Report::Json => writeln!(
+            out,
+            "{}",
+            reporting::json_summary(&reporting::summary(&crawler, outcome))
+        ),
+    };
+    if let Err(e) = written.and_then(|()| out.flush())
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        return Err(e);
+    }
+    saved?;
+    if let Some(archive) = archive {
+        let archived = archive.finish()?;
+        log::info!(
+            "archived {} exchanges in {} ({} bytes)",
+            archived.exchanges,
+            archive.path().display(),
+            archived.bytes
+        );
+    }
+    Ok(if outcome == Outcome::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if outcome == Outcome::FrontierLost {
+        ExitCode::FAILURE
+    } else if crawler.is_shared() {
+        // Another process may have fetched the roots.
+        ExitCode::SUCCESS
+    } else if !crawler.any_root_fetched() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,153 @@
+//! Stage 3's modules import one another in one direction only: the seams
+//! at the bottom, the lesson (`crawling`) above them, the real web's
+//! features beside the lesson, and the program on top. Read from the
+//! source as text, the way `shared/tools/module-cycles` reads it: a
+//! `crate::NAME` anywhere in a module (a `use`, a path, a doc link) is an
+//! arrow to NAME, and a folder counts as its parent module.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// Every module of `src` and the modules it names.
+fn imports(src: &Path) -> Graph {
+    let mut graph = Graph::new();
+    let mut pending = vec![src.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let top = path.strip_prefix(src).unwrap().components().next().unwrap();
+            let name = top.as_os_str().to_str().unwrap().trim_end_matches(".rs");
+            if name == "lib" || name == "main" {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            let named = graph.entry(name.to_string()).or_default();
+            for (at, _) in text.match_indices("crate::") {
+                let preceded_by_word = text[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                let rest = &text[at + "crate::".len()..];
+                if preceded_by_word {
+                    continue;
+                }
+                if let Some(group) = rest.strip_prefix('{') {
+                    let group = &group[..group.find('}').unwrap_or(group.len())];
+                    named.extend(group.split(',').map(|part| first_word(part.trim())));
+                } else {
+                    named.insert(first_word(rest));
+                }
+            }
+        }
+    }
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for (name, deps) in &mut graph {
+        deps.retain(|d| d != name && modules.contains(d));
+    }
+    graph
+}
+
+fn first_word(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Every module `from` reaches by its imports, itself excluded unless a
+/// cycle leads back to it.
+fn reach(graph: &Graph, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut pending: Vec<&str> = graph[from].iter().map(String::as_str).collect();
+    while let Some(m) = pending.pop() {
+        if seen.insert(m.to_string()) {
+            pending.extend(graph[m].iter().map(String::as_str));
+        }
+    }
+    seen
+}
+
+fn src() -> Graph {
+    imports(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+#[test]
+fn no_module_imports_itself_through_others() {
+    let graph = src();
+    let cyclic: Vec<(&String, BTreeSet<String>)> = graph
+        .keys()
+        .filter_map(|m| {
+            let reached = reach(&graph, m);
+            reached.contains(m).then(|| {
+                let cycle = reached
+                    .into_iter()
+                    .filter(|other| reach(&graph, other).contains(m))
+                    .collect();
+                (m, cycle)
+            })
+        })
+        .collect();
+    assert!(cyclic.is_empty(), "import cycles: {cyclic:?}");
+}
+
+#[test]
+fn the_features_do_not_know_the_lesson() {
+    let graph = src();
+    // The lesson, and the program and assembly that sit on top of it.
+    let above = ["crawling", "assembly", "program", "progress"];
+    let features = [
+        "seams",
+        "http",
+        "politeness",
+        "robots",
+        "robots_fetch",
+        "depth",
+        "traps",
+        "sitemap",
+        "archive",
+        "warc",
+        "journal",
+        "frontier",
+        "reporting",
+        "tally",
+    ];
+    for feature in features {
+        let Some(_) = graph.get(feature) else {
+            panic!("no module {feature}");
+        };
+        let reached = reach(&graph, feature);
+        for top in above {
+            assert!(
+                !reached.contains(top),
+                "{feature} imports {top} (directly or through others): {reached:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_check_sees_an_arrow_and_a_cycle() {
+    // The reader of the source, on a crate made up here: a cycle of two
+    // and an arrow through a grouped `use`.
+    let dir = std::env::temp_dir().join(format!("layers-{}", std::process::id()));
+    fs::create_dir_all(dir.join("b")).unwrap();
+    fs::write(dir.join("a.rs"), "use crate::{b::X, c};").unwrap();
+    fs::write(dir.join("b/mod.rs"), "/// See [`crate::a`].").unwrap();
+    fs::write(dir.join("c.rs"), "// nothing").unwrap();
+    fs::write(dir.join("lib.rs"), "use crate::a;").unwrap();
+    let graph = imports(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(graph.len(), 3);
+    assert_eq!(graph["a"], ["b", "c"].map(String::from).into());
+    assert!(reach(&graph, "a").contains("a"));
+    assert!(!reach(&graph, "c").contains("c"));
+}
