@@ -9,11 +9,14 @@
 //!
 //! Every URL the crawl sees ends in the report once: a statistic if it was
 //! fetched (or failed), a [`Skipped`] record with the reason if not.
+//!
+//! What the real web adds plugs in through the seams of [`crate::seams`]:
+//! [`Rules`] say whether and when a URL may be fetched, a [`Frontier`]
+//! shared with other processes may feed the queue, and the [`Records`]
+//! tell whoever listens. This module names none of those features.
 
 use std::cell::{Cell, Ref, RefCell};
-use std::collections::HashSet;
 use std::future::Future;
-use std::io;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -22,26 +25,18 @@ use url::Url;
 
 use crate::charset::{charset_param, media_type};
 use crate::config::Config;
-use crate::depth::{DepthLimit, SeenAgain};
-use crate::host::HostRules;
-use crate::http::{Client, FetchError, HearExchanges, Response};
-use crate::journal::{Journal, Replayed};
+use crate::http::{Client, FetchError, Response};
 use crate::logging::{CrawlLog, LogLine};
 use crate::parsing::ParsePool;
-use crate::politeness::{Admission, Politeness, RobotsOutcome};
-use crate::robots::{Robots, product_token};
-use crate::robots_fetch::{RobotsFetch, fetch_robots};
+use crate::records::Records;
+use crate::robots::RobotsOutcome;
+use crate::seams::{Admission, Again, Crawl, Found, Frontier, Next, Rules};
 pub use crate::seams::{Outcome, Work};
 use crate::seen::SeenUrls;
 use crate::sitemap::SitemapOutcome;
-use crate::sitemap::{Sitemap, SitemapKind, parse_sitemap};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 use crate::tally::Tally;
-use crate::traps::Traps;
-
-mod shared;
-pub use shared::{Shared, root_link};
 
 /// The statuses the chapter treats as redirects, plus 308, which came later.
 fn is_redirect(status: u16) -> bool {
@@ -89,47 +84,20 @@ fn redirect_statistic(url: &Url, response: &Response, next_url: &Url) -> FetchSt
     }
 }
 
-/// What fetching one URL found: its statistic, and where it leads.
-struct Found {
-    stat: FetchStatistic,
-    next: Next,
-}
-
-/// Where a fetched URL leads.
-enum Next {
-    /// Nowhere: a failure, or a page that is not searched for links.
-    Nothing,
-    /// A redirect's target.
-    Redirect(Url),
-    /// A page's links, followed or not: each is seen, and accounted for.
-    Links(Vec<Url>),
-}
-
-/// Someone who wants each statistic as it is recorded.
-type StatSink = Box<dyn FnMut(&FetchStatistic)>;
-
-/// Someone who wants each skipped URL as it is recorded.
-type SkipSink = Box<dyn FnMut(&Skipped)>;
-
-/// Sitemaps read at most, however many indexes list.
-const MAX_SITEMAPS: usize = 1_000;
-
 /// What a worker does next with a URL.
 enum Step {
-    /// Ask the per-host rules.
+    /// Ask the rules.
     Admit(Work),
-    /// Fetch it: its host slot is already taken.
+    /// Fetch it: the rules let it start.
     Fetch(Work),
 }
 
 // ANCHOR: crawler
-/// The crawl: its rules, its queue, its workers' shared state, and what it found.
+/// The crawl: its settings, its queue, its workers' shared state, and what
+/// it found.
 pub struct Crawler {
     config: Config,
     roots: Vec<Url>,
-    hosts: HostRules,
-    /// Guards against sites that make up URLs forever.
-    traps: Traps,
     /// What to fetch, how many redirects it may still follow, and from where.
     q: Queue<Work>,
     /// Every URL seen, queued or skipped: the dedup set. Its key is the
@@ -138,245 +106,69 @@ pub struct Crawler {
     seen_urls: RefCell<SeenUrls>,
     /// How many URLs were queued, for `max_pages`.
     queued: Cell<usize>,
-    /// Every statistic and skipped URL, with `Config::keep_records`.
-    done: RefCell<Vec<FetchStatistic>>,
-    skipped: RefCell<Vec<Skipped>>,
-    /// Their numbers, for the summary, kept either way.
-    tally: RefCell<Tally>,
-    /// Whether some root has been answered (see `any_root_fetched`).
-    root_answered: Cell<bool>,
-    /// Per-host limits and robots.txt.
-    polite: Politeness,
-    /// Levels, with `--max-depth`.
-    depth: Option<RefCell<DepthLimit>>,
-    /// Sitemaps queued (`--sitemaps`), so that none is read twice.
-    sitemaps_queued: RefCell<HashSet<String>>,
-    /// What each sitemap read came to, for the report.
-    sitemaps: RefCell<Vec<SitemapOutcome>>,
+    /// Whether and when a URL may be fetched: the roots' hosts and
+    /// `--exclude`, and whatever else the crawl obeys.
+    rules: Rc<dyn Rules>,
+    /// Where URLs come from when the crawl is shared with other processes;
+    /// `None`: from this queue alone.
+    frontier: Option<Rc<dyn Frontier>>,
+    /// Every statistic and skipped URL, and who hears of them.
+    records: Records,
     /// What each worker is fetching: what an interrupt leaves unfinished.
     current: RefCell<Vec<Option<Work>>>,
-    client: Client,
+    client: Rc<Client>,
     parser: ParsePool,
-    log: CrawlLog,
-    /// Called with each statistic as it is recorded (JSON Lines output).
-    on_stat: RefCell<Option<StatSink>>,
-    /// Called with each skipped URL as it is recorded.
-    on_skip: RefCell<Option<SkipSink>>,
-    /// `--state`: where every fact of the crawl is written as it happens.
-    journal: Option<Journal>,
-    /// What the journal held when the crawl began, until `crawl` takes it
-    /// up (after the report's sinks are in place).
-    replay: RefCell<Option<Replayed>>,
-    /// `--frontier`: the crawl is shared with other processes through
-    /// Redis, which holds its queue, seen set and report.
-    shared: Option<Shared>,
-    /// Why a shared crawl stopped before its end.
-    stopped_by: RefCell<Option<io::Error>>,
+    log: Rc<CrawlLog>,
     t0: Cell<Instant>,
     t1: Cell<Option<Instant>>,
-    errors: Cell<usize>,
 }
 // ANCHOR_END: crawler
 
+/// What a crawler is made of besides its settings: the seams' choices.
+pub struct Parts {
+    /// The crawl's queue (the rules may hold it too).
+    pub q: Queue<Work>,
+    /// The rules.
+    pub rules: Rc<dyn Rules>,
+    /// A shared frontier, if any.
+    pub frontier: Option<Rc<dyn Frontier>>,
+    /// The records and their listeners.
+    pub records: Records,
+    /// The HTTP client.
+    pub client: Rc<Client>,
+    /// The log.
+    pub log: Rc<CrawlLog>,
+}
+
 impl Crawler {
-    /// A crawler with `roots` already queued. Fragments are dropped from the
-    /// roots; their hosts (and non-default ports) define the site.
-    pub fn new(roots: Vec<Url>, config: Config) -> io::Result<Crawler> {
-        Crawler::create(roots, config, None, None)
-    }
-
-    /// A crawler that works on a crawl shared through Redis (`--frontier`),
-    /// whose roots are `roots` and whose frontier was created already: the
-    /// roots are queued there, not here.
-    pub fn shared(roots: Vec<Url>, config: Config, shared: Shared) -> io::Result<Crawler> {
-        Crawler::create(roots, config, None, Some(shared))
-    }
-
-    /// A crawler that writes every fact of the crawl to `journal`
-    /// (`--state`). If the journal held a crawl already (`replayed`), that
-    /// crawl resumes: `crawl` takes up its report and its queue instead of
-    /// the roots.
-    pub fn with_journal(
-        roots: Vec<Url>,
-        config: Config,
-        journal: Journal,
-        replayed: Replayed,
-    ) -> io::Result<Crawler> {
-        Crawler::create(roots, config, Some((journal, replayed)), None)
-    }
-
-    fn create(
-        roots: Vec<Url>,
-        mut config: Config,
-        state: Option<(Journal, Replayed)>,
-        shared: Option<Shared>,
-    ) -> io::Result<Crawler> {
-        let (journal, replay) = match state {
-            Some((journal, replayed)) => (Some(journal), Some(replayed)),
-            None => (None, None),
-        };
-        let replay = replay.filter(|r| !r.is_empty());
-        let roots: Vec<Url> = roots
-            .into_iter()
-            .map(|mut root| {
-                root.set_fragment(None);
-                root
-            })
-            .collect();
-        let hosts = HostRules::new(&roots, config.strict);
-        config.client.max_idle = config.max_tasks;
-        let traps = Traps::new(config.traps);
-        let q = Queue::new();
+    /// A crawler of `roots` made of `parts`. Unless a frontier feeds it,
+    /// the roots are queued now: fetched whatever the rules say, since the
+    /// user asked for them.
+    pub fn assemble(roots: Vec<Url>, config: Config, parts: Parts) -> std::io::Result<Crawler> {
         let crawler = Crawler {
-            polite: Politeness::new(config.polite.clone(), q.clone()),
-            depth: config
-                .max_depth
-                .map(|max| RefCell::new(DepthLimit::new(max))),
-            sitemaps_queued: RefCell::new(HashSet::new()),
-            sitemaps: RefCell::new(Vec::new()),
-            traps,
             parser: ParsePool::new(config.parse_threads)?,
-            client: Client::new(config.client.clone()),
             config,
-            hosts,
-            q,
+            roots,
+            q: parts.q,
             seen_urls: RefCell::new(SeenUrls::new()),
             queued: Cell::new(0),
-            done: RefCell::new(Vec::new()),
-            tally: RefCell::new(Tally::default()),
-            root_answered: Cell::new(false),
-            skipped: RefCell::new(Vec::new()),
+            rules: parts.rules,
+            frontier: parts.frontier,
+            records: parts.records,
             current: RefCell::new(Vec::new()),
-            log: CrawlLog::default(),
-            on_stat: RefCell::new(None),
-            on_skip: RefCell::new(None),
+            client: parts.client,
+            log: parts.log,
             t0: Cell::new(Instant::now()),
             t1: Cell::new(None),
-            errors: Cell::new(0),
-            roots: roots.clone(),
-            journal,
-            replay: RefCell::new(None),
-            shared,
-            stopped_by: RefCell::new(None),
         };
-        if crawler.shared.is_some() {
-            // The frontier queued the roots when the crawl was created.
-        } else if replay.is_some() {
-            *crawler.replay.borrow_mut() = replay;
-        } else {
-            for root in &roots {
-                crawler.see(root.clone(), None, 0);
-            }
-        }
-        // The default place of each root's sitemap; robots.txt may name
-        // more (see `learn_robots`).
-        if crawler.config.sitemaps {
-            for root in &roots {
-                if let Ok(sitemap) = root.join("/sitemap.xml") {
-                    crawler.queue_sitemap(sitemap);
-                }
-            }
-        }
-        if let Some(journal) = &crawler.journal {
-            journal.commit();
-        }
         Ok(crawler)
     }
 
-    // ANCHOR: resume
-    /// Takes up a crawl from its journal: its statistics and skipped URLs
-    /// go into the report (and to the report's sinks) as if they had just
-    /// happened; every URL it queued is seen; and those not done go back on
-    /// the queue, in the order they were first queued. The fetches that
-    /// were in flight when it stopped are among them.
-    fn resume(&self, replayed: Replayed) {
-        let mut finished: HashSet<&str> = HashSet::new();
-        for stat in &replayed.done {
-            finished.insert(&stat.url);
-            self.keep_statistic(stat.clone());
+    /// Queues the roots: the first URLs of a crawl of this process's own.
+    pub fn queue_roots(&self) {
+        for root in self.roots.clone() {
+            self.see(root, None, self.config.max_redirect, 0);
         }
-        for skipped in &replayed.skipped {
-            finished.insert(&skipped.url);
-            self.keep_skip(skipped.clone());
-        }
-        let mut again = 0;
-        {
-            let mut seen = self.seen_urls.borrow_mut();
-            for url in &finished {
-                seen.insert(url);
-            }
-            for queued in &replayed.queued {
-                let Ok(url) = Url::parse(&queued.url) else {
-                    continue; // it parsed when it was queued
-                };
-                // The trap guards count what was queued, done or not.
-                self.traps.admit(&url);
-                if !seen.insert(&queued.url) {
-                    continue; // done or skipped
-                }
-                if let Some(limit) = &self.depth {
-                    limit.borrow_mut().add(&queued.url, queued.depth);
-                }
-                self.q.put_nowait(Work {
-                    url,
-                    max_redirect: queued.redirects,
-                    from: queued.from.as_deref().map(Rc::from),
-                    depth: queued.depth,
-                    sitemap: false,
-                    lease: None,
-                });
-                again += 1;
-            }
-            // With --max-depth: what was set aside as too deep, and has not
-            // been queued (a shorter path) or skipped since, stays aside.
-            if let Some(limit) = &self.depth {
-                let mut limit = limit.borrow_mut();
-                for aside in &replayed.aside {
-                    if seen.insert(aside.url.as_str()) {
-                        let from = aside.from.as_deref().map(Rc::from);
-                        limit.set_aside(&aside.url, aside.depth, from.as_ref());
-                    }
-                }
-            }
-        }
-        self.queued.set(replayed.queued.len());
-        // The rules each origin's robots.txt gave, without asking again;
-        // and every host the crawl had fetched from waits its delay before
-        // the first request of this run, as if the last one had just ended.
-        let token = product_token(&self.config.client.user_agent);
-        for (outcome, source) in replayed.robots {
-            let Ok(origin) = Url::parse(&outcome.origin) else {
-                continue;
-            };
-            let robots = source.rules(token);
-            self.queue_robots_sitemaps(&origin, &robots, &outcome.origin);
-            self.polite.robots_known(&origin, robots, outcome);
-        }
-        for stat in &replayed.done {
-            if let Ok(url) = Url::parse(&stat.url) {
-                self.polite.wait_before_next(&url);
-            }
-        }
-        self.log.info(format_args!(
-            "resuming: {} URLs done, {} skipped, {again} to fetch{}",
-            replayed.done.len(),
-            replayed.skipped.len(),
-            if replayed.cut > 0 {
-                format!(
-                    " (the journal's last {} bytes, torn by a crash, were cut off)",
-                    replayed.cut
-                )
-            } else {
-                String::new()
-            }
-        ));
-    }
-    // ANCHOR_END: resume
-
-    /// Tells `listener` every exchange of the crawl (`--warc`: the
-    /// archive).
-    pub fn hear_exchanges(&mut self, listener: Rc<dyn HearExchanges>) {
-        self.client.hear_exchanges(listener);
     }
 
     // ANCHOR: crawl
@@ -389,9 +181,6 @@ impl Crawler {
     /// completes (Ctrl-C), whichever comes first. Either way the workers
     /// are cancelled before it returns.
     pub async fn crawl_until(self: &Rc<Self>, interrupt: impl Future<Output = ()>) -> Outcome {
-        if let Some(replayed) = self.replay.borrow_mut().take() {
-            self.resume(replayed);
-        }
         *self.current.borrow_mut() = vec![None; self.config.max_tasks];
         let workers: Vec<JoinHandle<()>> = (0..self.config.max_tasks)
             .map(|worker| {
@@ -401,12 +190,20 @@ impl Crawler {
             })
             .collect();
         self.t0.set(Instant::now());
-        let outcome = match &self.shared {
-            None => match runtime::select(self.q.join(), interrupt).await {
-                Either::Left(()) => Outcome::Completed,
-                Either::Right(()) => Outcome::Interrupted,
-            },
-            Some(shared) => self.crawl_shared(shared, interrupt).await,
+        // Done when the queue is joined, or, shared, when every process's
+        // queue is: the frontier knows.
+        let done = async {
+            match &self.frontier {
+                None => {
+                    self.q.join().await;
+                    Outcome::Completed
+                }
+                Some(frontier) => frontier.run(&**self).await,
+            }
+        };
+        let outcome = match runtime::select(done, interrupt).await {
+            Either::Left(outcome) => outcome,
+            Either::Right(()) => Outcome::Interrupted,
         };
         self.t1.set(Some(Instant::now()));
         // They are all parked in `get` (or, if interrupted, mid-fetch):
@@ -414,77 +211,38 @@ impl Crawler {
         for worker in &workers {
             worker.cancel();
         }
-        // After `join`, nothing is parked; after an interrupt, what was
-        // parked is unfinished too. Either way, this stops the timers.
-        let mut parked = self.polite.drain();
-        if let Some(limit) = &self.depth {
-            let mut limit = limit.borrow_mut();
-            parked.extend(limit.take_deferred());
-            for (url, from) in limit.take_too_deep() {
-                let skipped = Skipped {
-                    url: url.into(),
-                    reason: SkipReason::Depth,
-                    from: from.map(|f| f.to_string()),
-                };
-                // Only a crawl that ran to its end knows no shorter path is
-                // left: an interrupted one keeps them set aside, for its
-                // resumption.
-                match outcome {
-                    Outcome::Completed => self.record_skip(skipped),
-                    Outcome::Interrupted | Outcome::FrontierLost => self.keep_skip(skipped),
-                }
+        let drained = self.rules.drain();
+        for (url, from) in drained.too_deep {
+            let skipped = Skipped {
+                url: url.into(),
+                reason: SkipReason::Depth,
+                from: from.map(|f| f.to_string()),
+            };
+            // Only a crawl that ran to its end knows no shorter path is
+            // left: an interrupted one keeps them set aside, for its
+            // resumption.
+            match outcome {
+                Outcome::Completed => self.records.record_skip(skipped),
+                Outcome::Interrupted | Outcome::FrontierLost => self.records.keep_skip(skipped),
             }
         }
         if outcome != Outcome::Completed {
-            self.release_leases().await;
-            self.skip_unfinished(parked);
+            if let Some(frontier) = &self.frontier {
+                frontier.release(&**self).await;
+            }
+            self.skip_unfinished(drained.parked);
         }
-        if let Some(journal) = &self.journal {
-            journal.commit();
-        }
+        self.records.settled();
         outcome
     }
     // ANCHOR_END: crawl
-
-    /// A shared crawl runs until the frontier says the whole crawl is
-    /// over, or `interrupt` fires, or Redis is lost for good.
-    async fn crawl_shared(
-        self: &Rc<Self>,
-        shared: &Shared,
-        interrupt: impl Future<Output = ()>,
-    ) -> Outcome {
-        let renewer = TaskBuilder::new()
-            .name("lease-renewer")
-            .spawn(Rc::clone(self).renew_leases());
-        let outcome = match runtime::select(self.feed(shared), interrupt).await {
-            Either::Left(Ok(())) => Outcome::Completed,
-            Either::Left(Err(e)) => {
-                self.log.error(format_args!("{e}"));
-                *self.stopped_by.borrow_mut() = Some(e);
-                Outcome::FrontierLost
-            }
-            Either::Right(()) => Outcome::Interrupted,
-        };
-        renewer.cancel();
-        outcome
-    }
-
-    /// Why a shared crawl stopped before its end ([`Outcome::FrontierLost`]).
-    pub fn stopped_by(&self) -> Option<String> {
-        self.stopped_by.borrow().as_ref().map(ToString::to_string)
-    }
-
-    /// Whether the crawl is shared through a frontier in Redis.
-    pub fn is_shared(&self) -> bool {
-        self.shared.is_some()
-    }
 
     // ANCHOR: work
     /// One worker: take a URL, fetch it, mark it done, forever. Nothing that
     /// happens to one URL can end the loop, or `join` would wait forever for
     /// a `task_done` that never comes. A URL whose host is busy is parked
-    /// with the host, and the worker goes back for another; when a fetch
-    /// ends, the worker takes the next URL parked with that host, if any.
+    /// by the rules, and the worker goes back for another; when a fetch
+    /// ends, the worker takes the next URL the rules let start, if any.
     async fn work(self: Rc<Self>, worker: usize) {
         loop {
             let mut step = Some(Step::Admit(self.q.get().await));
@@ -497,130 +255,63 @@ impl Crawler {
         }
     }
 
-    /// Asks the per-host rules what to do with `work`.
+    /// Asks the rules what to do with `work`.
     async fn admit(&self, worker: usize, work: Work) -> Option<Step> {
-        // With --max-depth, a deeper level waits for the one in progress.
-        let work = match &self.depth {
-            // A sitemap is read in level 0, where it was queued.
-            Some(limit) if !work.sitemap => limit.borrow_mut().may_start(work)?,
-            _ => work,
-        };
-        match self.polite.admit(work) {
+        match self.rules.admit(work) {
             Admission::Fetch(work) => Some(Step::Fetch(work)),
             // Parked: its `task_done` comes when it has been fetched.
             Admission::Parked => None,
-            Admission::FetchRobots(work, robots_url) => {
+            Admission::After(work, first) => {
                 self.current.borrow_mut()[worker] = Some(work.clone());
-                self.learn_robots(&work.url, robots_url).await;
+                first.await;
                 self.current.borrow_mut()[worker] = None;
                 Some(Step::Admit(work))
             }
-            Admission::Skip(work, _) | Admission::Fail(work, _) if work.sitemap => {
-                self.log
-                    .info(format_args!("not reading sitemap {}: robots.txt", work.url));
-                self.task_done(work.depth);
-                None
-            }
-            Admission::Skip(work, reason) if work.lease.is_some() => {
-                self.complete_skipped(&work, reason).await;
-                self.task_done(work.depth);
-                None
-            }
-            Admission::Fail(work, exception) if work.lease.is_some() => {
-                let found =
-                    Found::nothing(FetchStatistic::failure(work.url.to_string(), exception));
-                self.complete_fetched(&work, found).await;
+            Admission::Dropped(work) => {
                 self.task_done(work.depth);
                 None
             }
             Admission::Skip(work, reason) => {
-                let depth = work.depth;
-                self.skip(work.url, reason, work.from.map(|f| f.to_string()));
-                self.task_done(depth);
+                match &self.frontier {
+                    Some(frontier) if work.lease.is_some() => {
+                        frontier.skip(self, &work, reason).await
+                    }
+                    _ => self.skip(work.url, reason, work.from.map(|f| f.to_string())),
+                }
+                self.task_done(work.depth);
                 None
             }
             Admission::Fail(work, exception) => {
-                self.record_statistic(FetchStatistic::failure(work.url.to_string(), exception));
+                let stat = FetchStatistic::failure(work.url.to_string(), exception);
+                match &self.frontier {
+                    Some(frontier) if work.lease.is_some() => {
+                        frontier.complete(self, &work, Found::nothing(stat)).await
+                    }
+                    _ => self.records.record_statistic(stat),
+                }
                 self.task_done(work.depth);
                 None
             }
         }
     }
 
-    // ANCHOR: learn_robots
-    /// Fetches the robots.txt of `url`'s origin and hands the verdict to the
-    /// per-host rules, which release the URLs that waited for it. It always
-    /// settles, even if the fetch panics: those URLs must not wait forever.
-    async fn learn_robots(&self, url: &Url, robots_url: Url) {
-        let token = product_token(&self.config.client.user_agent);
-        let max_tries = self.config.max_tries;
-        let fetch = fetch_robots(&self.client, robots_url, token, max_tries, &self.log);
-        match catch_unwind(fetch).await {
-            Ok(RobotsFetch::Known(robots, outcome, source)) => {
-                if let Some(journal) = &self.journal {
-                    journal.robots(&outcome, &source);
-                }
-                // The report lists every origin's verdict; the log need
-                // not, unless asked (-v).
-                self.log.debug(format_args!(
-                    "robots.txt of {}: {}",
-                    outcome.origin, outcome.verdict
-                ));
-                self.queue_robots_sitemaps(url, &robots, &outcome.origin);
-                self.polite.robots_known(url, robots, outcome)
-            }
-            Ok(RobotsFetch::Unreachable(error, outcome)) => {
-                self.log.warn(format_args!(
-                    "robots.txt of {}: {}",
-                    outcome.origin, outcome.verdict
-                ));
-                self.polite.robots_unreachable(url, error, outcome)
-            }
-            Err(panic) => {
-                self.log.error(format_args!(
-                    "fetching robots.txt for {url} panicked: {panic}"
-                ));
-                let error = Exception {
-                    kind: "internal",
-                    message: format!("internal error: {panic}"),
-                };
-                let outcome = RobotsOutcome {
-                    origin: url.origin().ascii_serialization(),
-                    status: None,
-                    verdict: format!("unreachable: {}", error.message),
-                    rules: 0,
-                    crawl_delay: None,
-                    capped: false,
-                };
-                self.polite.robots_unreachable(url, error, outcome)
-            }
-        }
-    }
-    // ANCHOR_END: learn_robots
-
-    /// With `--sitemaps`, queues the sitemaps a robots.txt names.
-    fn queue_robots_sitemaps(&self, url: &Url, robots: &Robots, origin: &str) {
-        if !self.config.sitemaps {
-            return;
-        }
-        for line in robots.sitemaps() {
-            match url.join(line) {
-                Ok(sitemap) => self.queue_sitemap(sitemap),
-                Err(e) => self.log.warn(format_args!(
-                    "robots.txt of {origin}: bad Sitemap {line:?}: {e}"
-                )),
-            }
-        }
-    }
-
-    /// Fetches `work`, whose host slot is taken, frees the slot, and marks
-    /// it done. Returns the next URL parked with the same host, if it may
-    /// start now.
+    /// Fetches `work`, which the rules let start, tells the rules it
+    /// ended, and marks it done. Returns the next URL the rules let start
+    /// on the same host, if any.
     async fn fetch_work(&self, worker: usize, work: Work) -> Option<Step> {
         let (url, max_redirect, depth) = (work.url.clone(), work.max_redirect, work.depth);
+        let sitemap = work.sitemap;
         self.current.borrow_mut()[worker] = Some(work);
-        let fetched = if self.current_is_sitemap(worker) {
-            catch_unwind(self.read_sitemap(&url)).await.map(|()| None)
+        let fetched = if sitemap {
+            catch_unwind(self.rules.read_sitemap(&url))
+                .await
+                .map(|pages| {
+                    let from: Rc<str> = Rc::from(url.as_str());
+                    for page in pages {
+                        self.see(page, Some(&from), self.config.max_redirect, 1);
+                    }
+                    None
+                })
         } else {
             catch_unwind(self.fetch(&url)).await.map(Some)
         };
@@ -640,40 +331,34 @@ impl Crawler {
         // Recording what the fetch found is guarded the same way: a bug
         // there must cost this URL's links, not the `task_done` below,
         // without which the queue would wait forever.
-        let recorded = match (found, work) {
-            (Some(found), Some(work)) if work.lease.is_some() => {
-                catch_unwind(self.complete_fetched(&work, found)).await
+        let recorded = match (found, work, &self.frontier) {
+            (Some(found), Some(work), Some(frontier)) if work.lease.is_some() => {
+                catch_unwind(frontier.complete(self, &work, found)).await
             }
-            (Some(found), _) => {
+            (Some(found), _, _) => {
                 catch_unwind(async { self.keep_found(&url, found, max_redirect, depth) }).await
             }
-            (None, _) => Ok(()),
+            (None, _, _) => Ok(()),
         };
         if let Err(panic) = recorded {
             self.log.error(format_args!(
                 "recording what {url} led to panicked: {panic}"
             ));
         }
-        let next = self.polite.finish(&url);
+        let next = self.rules.finish(&url);
         self.task_done(depth);
         next.map(Step::Fetch)
     }
 
-    /// Marks a URL of `depth` done. If that ends a level of `--max-depth`,
-    /// the URLs kept for the next level go back on the queue first, so that
-    /// the queue's count never touches zero on the way.
+    /// Marks a URL of `depth` done. If the rules hold URLs that may go on
+    /// the queue now (the next level of `--max-depth`), they go first, so
+    /// that the queue's count never touches zero on the way.
     fn task_done(&self, depth: u32) {
-        // What the URL came to reaches the journal before the queue hears
-        // it is done.
-        if let Some(journal) = &self.journal {
-            journal.commit();
-        }
-        if let Some(limit) = &self.depth {
-            let next_level = limit.borrow_mut().done(depth);
-            for work in next_level {
-                self.q.put_nowait(work);
-                self.finish_one();
-            }
+        // What the URL came to is told before the queue hears it is done.
+        self.records.settled();
+        for work in self.rules.done(depth) {
+            self.q.put_nowait(work);
+            self.finish_one();
         }
         self.finish_one();
     }
@@ -733,7 +418,7 @@ impl Crawler {
     /// Records what a fetch found, and sees where it leads: a redirect's
     /// target, or the page's links, one step deeper.
     fn keep_found(&self, url: &Url, found: Found, max_redirect: u32, depth: u32) {
-        self.record_statistic(found.stat);
+        self.records.record_statistic(found.stat);
         match found.next {
             Next::Nothing => {}
             Next::Redirect(next_url) => self.follow_redirect(url, next_url, max_redirect, depth),
@@ -741,7 +426,12 @@ impl Crawler {
                 let from: Rc<str> = Rc::from(url.as_str());
                 // Saturating: a depth replayed from a journal can be anything.
                 for link in links {
-                    self.see(link, Some(&from), depth.saturating_add(1));
+                    self.see(
+                        link,
+                        Some(&from),
+                        self.config.max_redirect,
+                        depth.saturating_add(1),
+                    );
                 }
             }
         }
@@ -787,7 +477,7 @@ impl Crawler {
                     .info(format_args!("redirect to {next_url} from {url}"));
             }
             let from = Rc::from(url.as_str());
-            self.see_with(next_url, Some(&from), max_redirect - 1, depth);
+            self.see(next_url, Some(&from), max_redirect - 1, depth);
         } else {
             self.log.error(format_args!(
                 "redirect limit reached for {next_url} from {url}"
@@ -838,7 +528,7 @@ impl Crawler {
         for link in page
             .links
             .iter()
-            .filter(|link| self.refusal(link).is_none())
+            .filter(|link| self.rules.refusal(link).is_none())
         {
             stat.num_urls += 1;
             stat.num_new_urls += usize::from(!seen.contains(link.as_str()));
@@ -855,28 +545,11 @@ impl Crawler {
     // ANCHOR_END: parse_links
 
     // ANCHOR: url_allowed
-    /// Why a link may not be followed, if it may not: excluded, not http or
-    /// https, not on one of the roots' hosts, or a trap.
+    /// Why a link may not be followed, if it may not: the rules' answer
+    /// (not on one of the roots' hosts, excluded, not http or https, a
+    /// trap).
     pub fn refusal(&self, url: &Url) -> Option<SkipReason> {
-        self.refusal_of_url(url)
-            .or_else(|| self.traps.check_variants(url))
-    }
-
-    /// The rules that look at nothing but the URL: all of them but the
-    /// count of query strings per path, which depends on what was queued.
-    fn refusal_of_url(&self, url: &Url) -> Option<SkipReason> {
-        if let Some(exclude) = &self.config.exclude
-            && exclude.is_match(url.as_str())
-        {
-            return Some(SkipReason::Excluded);
-        }
-        if !matches!(url.scheme(), "http" | "https") {
-            return Some(SkipReason::Scheme);
-        }
-        if !self.hosts.host_okay(url) {
-            return Some(SkipReason::OffHost);
-        }
-        self.traps.check_shape(url)
+        self.rules.refusal(url)
     }
 
     /// Whether a link may be followed.
@@ -887,48 +560,30 @@ impl Crawler {
 
     // ANCHOR: add_url
     /// A URL the crawl has come across, in a page (`from`) or as a root,
-    /// `depth` links from a root. The first time it is seen it is queued,
-    /// or skipped with its reason; after that, nothing happens (but for
-    /// `--max-depth`, where a shorter path may still move it up): every
-    /// URL is accounted for once. `max_pages` counts the URLs queued,
-    /// roots included.
-    fn see(&self, url: Url, from: Option<&Rc<str>>, depth: u32) {
-        self.see_with(url, from, self.config.max_redirect, depth);
-    }
-
-    fn see_with(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, depth: u32) {
+    /// `depth` links from a root, with `max_redirect` redirects left. The
+    /// first time it is seen it is queued, or skipped with its reason;
+    /// after that, nothing happens (unless the rules say a shorter path
+    /// moves it up): every URL is accounted for once. `max_pages` counts
+    /// the URLs queued, roots included.
+    fn see(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, depth: u32) {
         let from = if self.seen_urls.borrow_mut().insert(url.as_str()) {
             // A root is fetched whatever the rules say: the user asked for it.
-            let refused = from.and_then(|_| self.refusal(&url));
-            if let Some(reason) = refused.or_else(|| self.polite.robots_refusal(&url)) {
+            let refused = from.and_then(|_| self.rules.refusal(&url));
+            if let Some(reason) = refused.or_else(|| self.rules.robots_refusal(&url)) {
                 return self.skip(url, reason, from.map(|f| f.to_string()));
             }
-            if let Some(limit) = &self.depth
-                && limit.borrow_mut().set_aside(url.as_str(), depth, from)
-            {
-                if let Some(journal) = &self.journal {
-                    journal.set_aside(url.as_str(), from.map(|f| &**f), depth);
-                }
-                return self.log.debug(format_args!("{url} is too deep, for now"));
+            if self.rules.set_aside(&url, from, depth) {
+                return;
             }
             from.cloned()
         } else {
-            // Seen before: with --max-depth, a shorter path may matter.
-            let Some(limit) = &self.depth else { return };
-            let waited_at = limit.borrow().waiting_depth(url.as_str());
-            let again = limit.borrow_mut().seen_again(url.as_str(), depth);
-            if let Some(journal) = &self.journal
-                && waited_at.is_some_and(|old| depth < old)
-            {
-                journal.moved_up(url.as_str(), depth);
-            }
-            match again {
-                SeenAgain::Nothing => return,
-                SeenAgain::Release(work) => {
+            match self.rules.seen_again(&url, depth) {
+                Again::Nothing => return,
+                Again::Release(work) => {
                     self.q.put_nowait(work);
                     return self.finish_one();
                 }
-                SeenAgain::ComeBack(first_from) => first_from,
+                Again::ComeBack(first_from) => first_from,
             }
         };
         if self
@@ -939,108 +594,24 @@ impl Crawler {
             return self.skip(url, SkipReason::MaxPages, from.map(|f| f.to_string()));
         }
         self.log.debug(format_args!("adding {url} {max_redirect}"));
-        if let Some(limit) = &self.depth {
-            limit.borrow_mut().add(url.as_str(), depth);
-        }
-        self.traps.admit(&url);
+        self.rules.queued(&url, depth);
         self.queued.set(self.queued.get() + 1);
-        if let Some(journal) = &self.journal {
-            journal.queued(url.as_str(), from.as_deref(), depth, max_redirect);
-        }
-        self.q.put_nowait(Work {
+        let work = Work {
             url,
             max_redirect,
             from,
             depth,
             sitemap: false,
             lease: None,
-        });
-    }
-
-    // ANCHOR: sitemaps
-    /// Queues a sitemap to read, once, if it is on the crawl's hosts. It
-    /// is work like a page (a host slot, robots.txt), but not a URL of the
-    /// crawl: it is in no statistic and no skipped record.
-    fn queue_sitemap(&self, url: Url) {
-        if !self.hosts.host_okay(&url) {
-            return self
-                .log
-                .info(format_args!("not reading sitemap {url}: another host"));
-        }
-        let mut queued = self.sitemaps_queued.borrow_mut();
-        if queued.len() >= MAX_SITEMAPS || !queued.insert(url.to_string()) {
-            return;
-        }
-        if let Some(limit) = &self.depth {
-            // Read in level 0: its URLs are depth 1.
-            limit.borrow_mut().hold(0);
-        }
-        self.q.put_nowait(Work {
-            url,
-            max_redirect: 0,
-            from: None,
-            depth: 0,
-            sitemap: true,
-            lease: None,
-        });
-    }
-
-    /// Reads one sitemap: an index queues the sitemaps it lists; a list of
-    /// pages puts each through `see`, as links at depth 1 from the
-    /// sitemap, so that every rule (hosts, robots.txt, depth) applies.
-    async fn read_sitemap(&self, url: &Url) {
-        let outcome = match self.client.get_retrying(url, self.config.max_tries).await {
-            Err(e) => format!("failed: {e}"),
-            Ok(response) if response.status != 200 => format!("{}: not read", response.status),
-            Ok(response) => match parse_sitemap(&response.body, url) {
-                Err(e) => e.to_string(),
-                Ok(sitemap) => self.follow_sitemap(url, sitemap),
-            },
         };
-        self.log.debug(format_args!("sitemap {url}: {outcome}"));
-        self.sitemaps.borrow_mut().push(SitemapOutcome {
-            url: url.to_string(),
-            outcome,
-        });
+        self.records.queued(&work);
+        self.q.put_nowait(work);
     }
-
-    fn follow_sitemap(&self, url: &Url, sitemap: Sitemap) -> String {
-        let count = sitemap.locs.len();
-        let mut outcome = match sitemap.kind {
-            SitemapKind::Index => {
-                for child in sitemap.locs {
-                    self.queue_sitemap(child);
-                }
-                format!("an index of {count} sitemaps")
-            }
-            SitemapKind::UrlSet => {
-                let from: Rc<str> = Rc::from(url.as_str());
-                for page in sitemap.locs {
-                    self.see(page, Some(&from), 1);
-                }
-                format!("{count} URLs")
-            }
-        };
-        if sitemap.dropped > 0 {
-            outcome.push_str(&format!(", {} past the limit dropped", sitemap.dropped));
-        }
-        if sitemap.invalid > 0 {
-            outcome.push_str(&format!(", {} invalid", sitemap.invalid));
-        }
-        outcome
-    }
-
-    fn current_is_sitemap(&self, worker: usize) -> bool {
-        self.current.borrow()[worker]
-            .as_ref()
-            .is_some_and(|w| w.sitemap)
-    }
-    // ANCHOR_END: sitemaps
 
     fn skip(&self, url: Url, reason: SkipReason, from: Option<String>) {
         self.log
             .debug(format_args!("skipping {url}: {}", reason.name()));
-        self.record_skip(Skipped {
+        self.records.record_skip(Skipped {
             url: url.into(),
             reason,
             from,
@@ -1061,83 +632,89 @@ impl Crawler {
         let queued = std::iter::from_fn(|| self.q.get_nowait());
         let unfinished = in_flight.into_iter().chain(parked).chain(queued);
         for work in unfinished.filter(|w| !w.sitemap) {
-            self.record_skip(Skipped {
+            self.records.record_skip(Skipped {
                 url: work.url.into(),
                 reason: SkipReason::Interrupted,
                 from: work.from.map(|f| f.to_string()),
             });
         }
     }
+}
 
-    fn record_skip(&self, skipped: Skipped) {
-        if let Some(journal) = &self.journal {
-            journal.skipped(&skipped);
-        }
-        self.keep_skip(skipped);
+/// What the crawl offers those who plug into it: its records, its queue
+/// and its seen set, for a frontier and for a crawl taken up again.
+impl Crawler {
+    /// The records: the report's, and who hears of them.
+    pub fn records(&self) -> &Records {
+        &self.records
     }
 
-    /// Adds a skipped URL to the report.
-    fn keep_skip(&self, skipped: Skipped) {
-        if let Some(on_skip) = self.on_skip.borrow_mut().as_mut() {
-            on_skip(&skipped);
-        }
-        self.tally.borrow_mut().skip(&skipped);
-        if self.config.keep_records {
-            self.skipped.borrow_mut().push(skipped);
-        }
+    /// Marks `url` seen, without queueing it; whether it was new.
+    pub fn mark_seen(&self, url: &str) -> bool {
+        self.seen_urls.borrow_mut().insert(url)
     }
 
-    fn record_statistic(&self, stat: FetchStatistic) {
-        if let Some(journal) = &self.journal {
-            journal.done(&stat);
-        }
-        self.keep_statistic(stat);
+    /// Puts `work` back on the queue, as queued before (a crawl taken up
+    /// again): it counts for `max_pages` only through `set_queued`.
+    pub fn requeue(&self, work: Work) {
+        self.q.put_nowait(work);
     }
 
-    /// Adds a statistic to the report.
-    fn keep_statistic(&self, stat: FetchStatistic) {
-        if stat.is_error() {
-            self.errors.set(self.errors.get() + 1);
-        }
-        if !self.root_answered.get()
-            && stat.exception.is_none()
-            && self.roots.iter().any(|root| stat.url == root.as_str())
-        {
-            self.root_answered.set(true);
-        }
-        if let Some(on_stat) = self.on_stat.borrow_mut().as_mut() {
-            on_stat(&stat);
-        }
-        self.tally.borrow_mut().stat(&stat);
-        if self.config.keep_records {
-            self.done.borrow_mut().push(stat);
-        }
+    /// How many URLs count as queued, for `max_pages`.
+    pub fn set_queued(&self, queued: usize) {
+        self.queued.set(queued);
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &dyn Rules {
+        &*self.rules
+    }
+
+    /// What each origin's robots.txt came to, in the order they were
+    /// fetched.
+    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
+        self.rules.robots_outcomes()
+    }
+
+    /// What each sitemap read came to, in the order they were read.
+    pub fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
+        self.rules.sitemap_outcomes()
+    }
+
+    /// Why a shared crawl stopped before its end ([`Outcome::FrontierLost`]).
+    pub fn stopped_by(&self) -> Option<String> {
+        self.frontier.as_ref().and_then(|f| f.stopped_by())
+    }
+
+    /// Whether the crawl is shared through a frontier.
+    pub fn is_shared(&self) -> bool {
+        self.frontier.is_some()
     }
 
     /// Calls `f` with every statistic as it is recorded.
     pub fn on_stat(&self, f: impl FnMut(&FetchStatistic) + 'static) {
-        *self.on_stat.borrow_mut() = Some(Box::new(f));
+        self.records.on_stat(f);
     }
 
     /// Calls `f` with every skipped URL as it is recorded.
     pub fn on_skip(&self, f: impl FnMut(&Skipped) + 'static) {
-        *self.on_skip.borrow_mut() = Some(Box::new(f));
+        self.records.on_skip(f);
     }
 
     /// The report's numbers so far.
     pub fn tally(&self) -> Tally {
-        self.tally.borrow().clone()
+        self.records.tally()
     }
 
     /// Statistics recorded so far.
     pub fn done_count(&self) -> usize {
-        self.tally.borrow().done
+        self.records.done_count()
     }
 
     /// The URLs seen and not fetched, in the order they were skipped
     /// (empty without `Config::keep_records`).
     pub fn skipped(&self) -> Ref<'_, Vec<Skipped>> {
-        self.skipped.borrow()
+        self.records.skipped()
     }
 
     /// Every URL seen: fetched, failed or skipped.
@@ -1158,7 +735,7 @@ impl Crawler {
     /// The statistics recorded so far, in the order they were recorded
     /// (empty without `Config::keep_records`).
     pub fn done(&self) -> Ref<'_, Vec<FetchStatistic>> {
-        self.done.borrow()
+        self.records.done()
     }
 
     /// The roots, as given (fragments dropped).
@@ -1169,17 +746,6 @@ impl Crawler {
     /// The settings.
     pub fn config(&self) -> &Config {
         &self.config
-    }
-
-    /// What each origin's robots.txt came to, in the order they were
-    /// fetched.
-    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
-        self.polite.robots_outcomes()
-    }
-
-    /// What each sitemap read came to, in the order they were read.
-    pub fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
-        self.sitemaps.borrow().clone()
     }
 
     /// URLs queued and not yet taken by a worker.
@@ -1194,7 +760,7 @@ impl Crawler {
 
     /// Statistics that are failures or HTTP errors.
     pub fn errors(&self) -> usize {
-        self.errors.get()
+        self.records.errors()
     }
 
     /// From the start of the crawl to its end, or to now while it runs.
@@ -1205,12 +771,6 @@ impl Crawler {
             .saturating_duration_since(self.t0.get())
     }
 
-    /// Writes what is left of the journal (`--state`) and syncs it to the
-    /// disk; the first error writing it, if any.
-    pub fn close_journal(&self) -> io::Result<()> {
-        self.journal.as_ref().map_or(Ok(()), Journal::close)
-    }
-
     /// TCP connections the HTTP client has opened.
     pub fn connections_opened(&self) -> u64 {
         self.client.connections_opened()
@@ -1219,17 +779,37 @@ impl Crawler {
     /// Whether some root was answered (any status). A crawl where none was
     /// is a failed crawl: exit code 1.
     pub fn any_root_fetched(&self) -> bool {
-        self.root_answered.get()
+        self.records.any_root_fetched()
     }
 }
 
-// After `impl Crawler`, so that the crawler's methods keep their names in
-// a debugger (`crawling::{impl#0}::fetch`, as the Debugger appendix shows).
-impl Found {
-    fn nothing(stat: FetchStatistic) -> Found {
-        Found {
-            stat,
-            next: Next::Nothing,
-        }
+/// What a shared frontier may ask of the crawl it feeds.
+impl Crawl for Crawler {
+    fn queue(&self) -> &Queue<Work> {
+        &self.q
+    }
+
+    fn rules(&self) -> &dyn Rules {
+        &*self.rules
+    }
+
+    fn log(&self) -> &CrawlLog {
+        &self.log
+    }
+
+    fn max_redirect(&self) -> u32 {
+        self.config.max_redirect
+    }
+
+    fn max_tasks(&self) -> usize {
+        self.config.max_tasks
+    }
+
+    fn keep_statistic(&self, stat: FetchStatistic) {
+        self.records.keep_statistic(stat);
+    }
+
+    fn keep_skip(&self, skipped: Skipped) {
+        self.records.keep_skip(skipped);
     }
 }

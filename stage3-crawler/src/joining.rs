@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::cli::Args;
-use crate::crawling::{Shared, root_link};
 use crate::frontier::{Frontier, Settings};
 use crate::journal::stat_from_json;
 use crate::reporting::{self, Crawl};
+use crate::shared::{Shared, root_link};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 

@@ -45,6 +45,7 @@ use serde_json::{Value, json};
 
 use crate::politeness::RobotsOutcome;
 use crate::robots::RobotsSource;
+use crate::seams::{Observer, Work};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 
@@ -311,6 +312,32 @@ impl Journal {
                 format!("writing the state {} failed: {e}", self.path.display()),
             )
         })
+    }
+}
+
+/// The journal hears every new fact of the crawl, and writes a URL's
+/// facts before the queue hears the URL is done.
+impl Observer for Journal {
+    fn queued(&self, work: &Work) {
+        Journal::queued(
+            self,
+            work.url.as_str(),
+            work.from.as_deref(),
+            work.depth,
+            work.max_redirect,
+        );
+    }
+
+    fn fetched(&self, stat: &FetchStatistic) {
+        self.done(stat);
+    }
+
+    fn skipped(&self, skipped: &Skipped) {
+        Journal::skipped(self, skipped);
+    }
+
+    fn settled(&self) {
+        self.commit();
     }
 }
 

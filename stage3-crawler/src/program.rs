@@ -15,8 +15,9 @@ use runtime::Runtime;
 use url::Url;
 
 use crate::archive::Archive;
+use crate::assembly::{self, Plugins};
 use crate::cli::{Args, Report, parse_root};
-use crate::crawling::{Crawler, Outcome, Shared};
+use crate::crawling::{Crawler, Outcome};
 use crate::http::HearExchanges;
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
 use crate::joining;
@@ -24,6 +25,12 @@ use crate::journal::{Journal, Replayed};
 use crate::progress;
 use crate::ps::Ps;
 use crate::reporting::{self, TextReport};
+
+/// The target of the program's own log lines: the one they had when the
+/// program lived in `cli.rs`, which users' scripts may match
+/// (`INFO stage3_crawler::cli: archived ...`).
+const LOG: &str = "stage3_crawler::cli";
+use crate::shared::Shared;
 
 /// Sends log records to env_logger, erasing the progress line first.
 struct Logger {
@@ -102,7 +109,7 @@ pub fn main() -> ExitCode {
 }
 
 /// The journal (`--state`), with what it held, and the archive (`--warc`).
-type State = (Option<(Journal, Replayed)>, Option<Rc<Archive>>);
+type State = (Option<(Rc<Journal>, Replayed)>, Option<Rc<Archive>>);
 
 /// Opens `--state` and `--warc`. A crawl that resumes reopens its archive,
 /// cutting off a record torn by a crash, and fetches again what the
@@ -113,7 +120,7 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
             let identity = args.identity(roots);
             let opened = Journal::open(dir, &identity)
                 .map_err(|e| io::Error::other(format!("--state {}: {e}", dir.display())))?;
-            Some(opened)
+            Some((Rc::new(opened.0), opened.1))
         }
         None => None,
     };
@@ -124,7 +131,7 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
         Some(path) if resuming => {
             let (archive, held) = Archive::reopen(path, &args.warc_info(path))?;
             if held.cut > 0 {
-                log::warn!(
+                log::warn!(target: LOG,
                     "{}: cut off the last {} bytes, a record torn by a crash",
                     path.display(),
                     held.cut
@@ -133,7 +140,7 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
             if let Some((_, replayed)) = &mut state {
                 let again = replayed.forget_unarchived(&held.responses);
                 if again > 0 {
-                    log::info!("{again} URLs done but not yet archived will be fetched again");
+                    log::info!(target: LOG, "{again} URLs done but not yet archived will be fetched again");
                 }
             }
             Some(Rc::new(archive))
@@ -247,16 +254,16 @@ fn crawl(
         args.roots.clone()
     };
     let (state, archive) = open_state(args, &roots)?;
-    let mut crawler = match (state, shared) {
-        (_, Some(shared)) => Crawler::shared(roots, args.config(), shared)?,
-        (Some((journal, replayed)), None) => {
-            Crawler::with_journal(roots, args.config(), journal, replayed)?
-        }
-        (None, None) => Crawler::new(roots, args.config())?,
+    let journal = state.as_ref().map(|(journal, _)| Rc::clone(journal));
+    let plugins = Plugins {
+        // --state with --frontier is a usage error.
+        journal: state.filter(|_| shared.is_none()),
+        shared,
+        exchanges: archive
+            .as_ref()
+            .map(|archive| Rc::clone(archive) as Rc<dyn HearExchanges>),
     };
-    if let Some(archive) = &archive {
-        crawler.hear_exchanges(Rc::clone(archive) as Rc<dyn HearExchanges>);
-    }
+    let (crawler, resume) = assembly::build(roots, args.config(), plugins)?;
     let crawler = Rc::new(crawler);
     // Into a pipe or a file, JSON lines go out in blocks, as C's stdio does
     // it: a write per line would be a system call per URL on the loop
@@ -282,7 +289,7 @@ fn crawl(
     let show_progress = args.progress.enabled();
     let (outcome, interrupt) = runtime.block_on(async {
         let interrupt = Interrupt::install()
-            .inspect_err(|e| log::warn!("Ctrl-C will not print a report: {e}"))
+            .inspect_err(|e| log::warn!(target: LOG, "Ctrl-C will not print a report: {e}"))
             .ok();
         let progress = show_progress.then(|| {
             runtime::TaskBuilder::new()
@@ -292,7 +299,7 @@ fn crawl(
         // `kill -USR1 PID` prints the task table. The main future watches
         // for it beside Ctrl-C, so the table holds only the crawl's tasks.
         let ps = Ps::install()
-            .inspect_err(|e| log::warn!("SIGUSR1 will not print the task table: {e}"))
+            .inspect_err(|e| log::warn!(target: LOG, "SIGUSR1 will not print the task table: {e}"))
             .ok();
         let ctrl_c = async {
             match &interrupt {
@@ -310,6 +317,11 @@ fn crawl(
             // `usr1` never ends: only Ctrl-C stops the crawl early.
             let _ = runtime::select(ctrl_c, usr1).await;
         };
+        // A crawl taken up from its journal: after the report's sinks,
+        // so that they hear what was done before.
+        if let Some(resume) = resume {
+            resume.take_up(&crawler);
+        }
         let outcome = crawler.crawl_until(stop).await;
         if let Some(progress) = progress {
             progress.cancel();
@@ -331,7 +343,7 @@ fn crawl(
     }
     // The journal is complete before the report says so; if it could not
     // be written, the report still comes, and then the error.
-    let saved = crawler.close_journal();
+    let saved = journal.as_ref().map_or(Ok(()), |journal| journal.close());
     if let (Some(dir), Outcome::Interrupted, Ok(())) = (&args.state, outcome, &saved) {
         eprintln!(
             "The crawl's state is saved in {}: run the same command again to resume it.",
@@ -360,7 +372,7 @@ fn crawl(
     saved?;
     if let Some(archive) = archive {
         let archived = archive.finish()?;
-        log::info!(
+        log::info!(target: LOG,
             "archived {} exchanges in {} ({} bytes)",
             archived.exchanges,
             archive.path().display(),

@@ -8,7 +8,10 @@
 //! Nothing in a file can make parsing or matching panic, or cost more than
 //! time linear in the file and the URL.
 
+use std::fmt;
 use std::time::Duration;
+
+use serde::{Serialize, Serializer};
 
 use url::{Position, Url};
 
@@ -356,6 +359,47 @@ fn matches(pattern: &str, path: &str) -> bool {
     }
 }
 // ANCHOR_END: matches
+
+/// What robots.txt said for one origin, for the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RobotsOutcome {
+    /// `https://h:8443`.
+    pub origin: String,
+    /// The final status of the robots.txt fetch, after redirects; `None`
+    /// when no response came.
+    pub status: Option<u16>,
+    /// What the crawl made of it, in words: "3 rules", "no robots.txt: no
+    /// rules", "5xx: complete disallow", "unreachable: ...".
+    pub verdict: String,
+    /// The rules that apply to us.
+    pub rules: usize,
+    /// The Crawl-delay asked for, before the cap (in JSON, seconds).
+    #[serde(serialize_with = "seconds")]
+    pub crawl_delay: Option<Duration>,
+    /// Whether the Crawl-delay was cut to `--max-crawl-delay`.
+    pub capped: bool,
+}
+
+impl fmt::Display for RobotsOutcome {
+    /// `http://h:8000: 2 rules, Crawl-delay 5s` (and ", capped" if it was).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.origin, self.verdict)?;
+        if let Some(delay) = self.crawl_delay {
+            write!(f, ", Crawl-delay {}s", delay.as_secs_f64())?;
+            if self.capped {
+                f.write_str(" (capped by --max-crawl-delay)")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn seconds<S: Serializer>(delay: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match delay {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
 
 #[cfg(test)]
 mod tests {

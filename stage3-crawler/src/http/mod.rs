@@ -93,7 +93,7 @@ pub struct Client {
     /// many connections; each lookup costs a helper thread.
     resolved: RefCell<HashMap<(String, u16), Vec<SocketAddr>>>,
     /// Where every exchange goes, with `--warc`.
-    listener: Option<Rc<dyn HearExchanges>>,
+    listener: RefCell<Option<Rc<dyn HearExchanges>>>,
 }
 
 impl Client {
@@ -105,15 +105,15 @@ impl Client {
             config,
             pool,
             resolved: RefCell::new(HashMap::new()),
-            listener: None,
+            listener: RefCell::new(None),
         }
     }
 
     /// Tells `listener` every exchange from now on: each response,
     /// whatever its status (robots.txt, sitemaps and redirects included),
     /// with the request that asked for it. With `--warc`, the archive.
-    pub fn hear_exchanges(&mut self, listener: Rc<dyn HearExchanges>) {
-        self.listener = Some(listener);
+    pub fn hear_exchanges(&self, listener: Rc<dyn HearExchanges>) {
+        *self.listener.borrow_mut() = Some(listener);
     }
 
     // ANCHOR: get
@@ -128,7 +128,8 @@ impl Client {
         let mut response = timeout(limit, self.attempt(url, &request))
             .await
             .unwrap_or(Err(FetchError::FetchTimeout(limit)))?;
-        if let Some(listener) = &self.listener {
+        let listener = self.listener.borrow().clone();
+        if let Some(listener) = listener {
             listener
                 .exchange(as_exchange(url, sent, request, &mut response))
                 .await;
@@ -183,13 +184,14 @@ impl Client {
         origin: &Origin,
         request: &[u8],
     ) -> Result<Response, (FetchError, u64)> {
+        let keep_raw = self.listener.borrow().is_some();
         let result = match conn.send(request).await {
             Ok(()) => {
                 response::read_response(
                     &mut conn,
                     self.config.read_timeout,
                     self.config.max_body,
-                    self.listener.is_some(),
+                    keep_raw,
                 )
                 .await
             }

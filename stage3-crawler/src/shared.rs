@@ -1,6 +1,6 @@
 //! A crawl shared by many processes through a frontier in Redis
 //! (`--frontier`): the same workers, fed from Redis instead of from the
-//! crawl's own `see`.
+//! crawl's own `see`. It plugs into the lesson as its [`Frontier`].
 //!
 //! One task per process, the feeder, claims URLs under a lease and puts
 //! them on the process's queue, never more than `max_tasks` at a time;
@@ -19,11 +19,11 @@ use runtime::Queue;
 use serde_json::json;
 use url::Url;
 
-use super::{Crawler, Found, Next, Work};
-use crate::frontier::{Claim, Completed, Frontier, Link, MIN_LEASE, Seen};
+use crate::frontier::{Claim, Completed, Frontier as Redis, Link, MIN_LEASE, Seen};
 use crate::journal::stat_json;
 use crate::politeness::host_key;
 use crate::reporting::json_skipped;
+use crate::seams::{Crawl, Found, Frontier, Next, Outcome, Pending, Rules, Work};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 use crate::traps::variant_key;
@@ -37,24 +37,27 @@ const MAX_WAIT: Duration = Duration::from_millis(250);
 
 /// This process's part in a shared crawl.
 pub struct Shared {
-    pub(super) frontier: Frontier,
+    frontier: Redis,
     /// How long a lease lasts; renewed every third of it.
     lease: Duration,
     /// The URLs this process holds leases on, with their tokens.
     held: RefCell<HashMap<String, u64>>,
     /// Put to when a lease is completed: the feeder may claim another.
     freed: Queue<()>,
+    /// Why the crawl stopped before its end, if Redis was lost.
+    stopped_by: RefCell<Option<String>>,
 }
 
 impl Shared {
     /// This process's part in the crawl of `frontier`, whose leases last
     /// `lease`.
-    pub fn new(frontier: Frontier, lease: Duration) -> Shared {
+    pub fn new(frontier: Redis, lease: Duration) -> Shared {
         Shared {
             frontier,
             lease: lease.max(MIN_LEASE),
             held: RefCell::new(HashMap::new()),
             freed: Queue::new(),
+            stopped_by: RefCell::new(None),
         }
     }
 
@@ -107,42 +110,43 @@ pub fn root_link(root: &Url, max_redirect: u32) -> Link {
     }
 }
 
-impl Crawler {
+impl Shared {
     // ANCHOR: feed
     /// Claims URLs from the frontier for this process's workers until the
     /// whole crawl is over, or Redis is lost for good.
-    pub(super) async fn feed(&self, shared: &Shared) -> io::Result<()> {
+    async fn feed(&self, crawl: &dyn Crawl) -> io::Result<()> {
         loop {
-            let free = self
-                .config
-                .max_tasks
-                .saturating_sub(shared.held.borrow().len());
+            let free = crawl.max_tasks().saturating_sub(self.held.borrow().len());
             if free == 0 {
-                shared.freed.get().await;
+                self.freed.get().await;
                 continue;
             }
-            while shared.freed.get_nowait().is_some() {}
-            match shared.frontier.claim(free).await? {
+            while self.freed.get_nowait().is_some() {}
+            match self.frontier.claim(free).await? {
                 Claim::Finished => {
                     // Our own last completions may have ended it: let their
                     // workers keep what they found before they are cancelled.
-                    while !shared.held.borrow().is_empty() {
-                        shared.freed.get().await;
+                    while !self.held.borrow().is_empty() {
+                        self.freed.get().await;
                     }
                     return Ok(());
                 }
                 Claim::Work(leased) => {
                     for leased in leased {
                         let work = self.leased_work(&leased.work, leased.token);
-                        shared
-                            .held
+                        self.held
                             .borrow_mut()
                             .insert(leased.url.clone(), leased.token);
                         match work {
-                            Some(work) => self.q.put_nowait(work),
+                            Some(work) => crawl.queue().put_nowait(work),
                             None => {
-                                self.complete_unreadable(&leased.url, leased.token, &leased.work)
-                                    .await
+                                self.complete_unreadable(
+                                    crawl,
+                                    &leased.url,
+                                    leased.token,
+                                    &leased.work,
+                                )
+                                .await
                             }
                         }
                     }
@@ -150,8 +154,8 @@ impl Crawler {
                 Claim::Wait(wait) => {
                     // Until one of ours is done, another process rings, or
                     // a host's delay or a lease ends.
-                    let news = shared.frontier.wait_for_news(wait.min(MAX_WAIT));
-                    let _ = runtime::select(shared.freed.get(), news).await;
+                    let news = self.frontier.wait_for_news(wait.min(MAX_WAIT));
+                    let _ = runtime::select(self.freed.get(), news).await;
                 }
             }
         }
@@ -176,11 +180,10 @@ impl Crawler {
     /// Work nobody can fetch (written by something else, or damaged):
     /// completed as a failure, so that it is reported and the crawl goes
     /// on, rather than stopping every process that claims it.
-    async fn complete_unreadable(&self, url: &str, token: u64, json: &str) {
-        self.log.error(format_args!(
+    async fn complete_unreadable(&self, crawl: &dyn Crawl, url: &str, token: u64, json: &str) {
+        crawl.log().error(format_args!(
             "the frontier holds work this crawler cannot read: {json}"
         ));
-        let Some(shared) = &self.shared else { return };
         let stat = FetchStatistic::failure(
             url.to_string(),
             Exception {
@@ -189,26 +192,21 @@ impl Crawler {
             },
         );
         let record = stat_json(&stat).to_string();
-        match shared
-            .frontier
-            .complete(url, token, None, &record, &[])
-            .await
-        {
-            Ok(Completed::Done { .. }) => self.keep_statistic(stat),
+        match self.frontier.complete(url, token, None, &record, &[]).await {
+            Ok(Completed::Done { .. }) => crawl.keep_statistic(stat),
             Ok(Completed::Lost) => {}
-            Err(e) => self.log.error(format_args!("completing {url}: {e}")),
+            Err(e) => crawl.log().error(format_args!("completing {url}: {e}")),
         }
-        release_held(shared, url, token);
+        release_held(self, url, token);
     }
 
     /// Extends this process's leases, every third of a lease, for as long
     /// as the crawl runs.
-    pub(super) async fn renew_leases(self: Rc<Self>) {
-        let Some(shared) = &self.shared else { return };
+    async fn renew_leases(&self, crawl: &dyn Crawl) -> std::convert::Infallible {
         loop {
-            runtime::sleep(shared.lease / 3).await;
-            if let Err(e) = shared.frontier.renew(&shared.held()).await {
-                self.log.warn(format_args!("renewing leases: {e}"));
+            runtime::sleep(self.lease / 3).await;
+            if let Err(e) = self.frontier.renew(&self.held()).await {
+                crawl.log().warn(format_args!("renewing leases: {e}"));
             }
         }
     }
@@ -216,17 +214,16 @@ impl Crawler {
     /// Gives back the leases of the URLs this process did not finish (an
     /// interrupt, or Redis lost), so that others need not wait for them to
     /// run out. If Redis is gone, they run out.
-    pub(super) async fn release_leases(&self) {
-        let Some(shared) = &self.shared else { return };
-        let held = shared.held();
+    async fn release_leases(&self, crawl: &dyn Crawl) {
+        let held = self.held();
         // A Redis that was lost has had its patience already.
-        shared.frontier.set_patience(RELEASE_PATIENCE);
-        match shared.frontier.release(&held).await {
-            Ok(n) if n > 0 => self.log.info(format_args!(
+        self.frontier.set_patience(RELEASE_PATIENCE);
+        match self.frontier.release(&held).await {
+            Ok(n) if n > 0 => crawl.log().info(format_args!(
                 "gave {n} unfinished URLs back to the frontier"
             )),
             Ok(_) => {}
-            Err(e) => self.log.warn(format_args!(
+            Err(e) => crawl.log().warn(format_args!(
                 "could not give back {} URLs ({e}): their leases will run out",
                 held.len()
             )),
@@ -237,18 +234,19 @@ impl Crawler {
     /// Completes a leased URL in the frontier with what its fetch found,
     /// then keeps the statistic, and the links the frontier refused, in
     /// this process's report.
-    pub(super) async fn complete_fetched(&self, work: &Work, found: Found) {
+    async fn complete_fetched(&self, crawl: &dyn Crawl, work: &Work, found: Found) {
         let Found { mut stat, next } = found;
         let from: Rc<str> = Rc::from(work.url.as_str());
         let targets: Vec<(Url, u32, u32, bool)> = match next {
             Next::Nothing => Vec::new(),
             Next::Redirect(next_url) if work.max_redirect > 0 => {
-                self.log
+                crawl
+                    .log()
                     .info(format_args!("redirect to {next_url} from {}", work.url));
                 vec![(next_url, work.max_redirect - 1, work.depth, false)]
             }
             Next::Redirect(next_url) => {
-                self.log.error(format_args!(
+                crawl.log().error(format_args!(
                     "redirect limit reached for {next_url} from {}",
                     work.url
                 ));
@@ -260,7 +258,7 @@ impl Crawler {
                 .map(|link| {
                     (
                         link,
-                        self.config.max_redirect,
+                        crawl.max_redirect(),
                         work.depth.saturating_add(1),
                         true,
                     )
@@ -270,28 +268,31 @@ impl Crawler {
         let links: Vec<Link> = targets
             .iter()
             .map(|(url, redirects, depth, counts)| {
-                self.link(url, &from, *redirects, *depth, *counts)
+                link(crawl.rules(), url, &from, *redirects, *depth, *counts)
             })
             .collect();
         // The journal's form of a statistic, which keeps the exception's
         // kind (the report's JSON has only its message): the merged report
         // counts failures by kind.
         let record = stat_json(&stat).to_string();
-        let Some((urls, new, seen)) = self.complete(work, &record, &links).await else {
+        let Some((urls, new, seen)) = self.complete(crawl, work, &record, &links).await else {
             return;
         };
         // Counted against the whole crawl, as the report in Redis has them.
         (stat.num_urls, stat.num_new_urls) = (urls, new);
-        self.keep_statistic(stat);
+        crawl.keep_statistic(stat);
         for ((url, ..), seen) in targets.into_iter().zip(seen) {
             let reason = match seen {
                 Seen::Before | Seen::Queued => continue,
-                Seen::Refused => self.refusal_of_url(&url).unwrap_or(SkipReason::Excluded),
+                Seen::Refused => crawl
+                    .rules()
+                    .refusal_by_url(&url)
+                    .unwrap_or(SkipReason::Excluded),
                 Seen::QueryVariants => SkipReason::QueryVariants,
                 Seen::Robots => SkipReason::Robots,
                 Seen::OverMaxPages => SkipReason::MaxPages,
             };
-            self.keep_skip(Skipped {
+            crawl.keep_skip(Skipped {
                 url: url.into(),
                 reason,
                 from: Some(from.to_string()),
@@ -302,18 +303,18 @@ impl Crawler {
 
     /// Completes a leased URL that was not fetched (robots.txt disallows
     /// it).
-    pub(super) async fn complete_skipped(&self, work: &Work, reason: SkipReason) {
+    async fn complete_skipped(&self, crawl: &dyn Crawl, work: &Work, reason: SkipReason) {
         let skipped = Skipped {
             url: work.url.to_string(),
             reason,
             from: work.from.as_deref().map(str::to_string),
         };
         if self
-            .complete(work, &json_skipped(&skipped), &[])
+            .complete(crawl, work, &json_skipped(&skipped), &[])
             .await
             .is_some()
         {
-            self.keep_skip(skipped);
+            crawl.keep_skip(skipped);
         }
     }
 
@@ -321,55 +322,109 @@ impl Crawler {
     /// this process. `None` if the lease was lost or Redis failed.
     async fn complete(
         &self,
+        crawl: &dyn Crawl,
         work: &Work,
         record: &str,
         links: &[Link],
     ) -> Option<(usize, usize, Vec<Seen>)> {
-        let shared = self.shared.as_ref()?;
         let token = work.lease?;
-        let delay = self.polite.host_delay(&work.url);
+        let delay = crawl.rules().host_delay(&work.url);
         let url = work.url.as_str();
-        let completed = shared
+        let completed = self
             .frontier
             .complete(url, token, delay, record, links)
             .await;
-        release_held(shared, url, token);
+        release_held(self, url, token);
         match completed {
             Ok(Completed::Done { urls, new, seen }) => Some((urls, new, seen)),
             Ok(Completed::Lost) => {
-                self.log.warn(format_args!(
+                crawl.log().warn(format_args!(
                     "the lease on {url} ran out before it was done: another worker will fetch it"
                 ));
                 None
             }
             Err(e) => {
-                self.log.error(format_args!("completing {url}: {e}"));
+                crawl.log().error(format_args!("completing {url}: {e}"));
                 None
             }
         }
     }
+}
 
-    /// A URL this page leads to, as the frontier's `see` takes it: with the
-    /// verdict of this process's rules, which need no Redis.
-    fn link(&self, url: &Url, from: &Rc<str>, redirects: u32, depth: u32, counts: bool) -> Link {
-        let refusal = self.refusal_of_url(url);
-        let skipped = |reason| {
-            json_skipped(&Skipped {
-                url: url.to_string(),
-                reason,
-                from: Some(from.to_string()),
-            })
-        };
-        Link {
+/// The shared frontier is the lesson's frontier when `--frontier` is given:
+/// it feeds the queue, and hears what became of each URL it fed.
+impl Frontier for Shared {
+    fn run<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, Outcome> {
+        Box::pin(async move {
+            // The renewer runs as long as the feeder: neither ends the
+            // other but by ending.
+            let renew = self.renew_leases(crawl);
+            match runtime::select(self.feed(crawl), renew).await {
+                runtime::Either::Left(Ok(())) => Outcome::Completed,
+                runtime::Either::Left(Err(e)) => {
+                    crawl.log().error(format_args!("{e}"));
+                    *self.stopped_by.borrow_mut() = Some(e.to_string());
+                    Outcome::FrontierLost
+                }
+                runtime::Either::Right(never) => match never {},
+            }
+        })
+    }
+
+    fn complete<'a>(
+        &'a self,
+        crawl: &'a dyn Crawl,
+        work: &'a Work,
+        found: Found,
+    ) -> Pending<'a, ()> {
+        Box::pin(self.complete_fetched(crawl, work, found))
+    }
+
+    fn skip<'a>(
+        &'a self,
+        crawl: &'a dyn Crawl,
+        work: &'a Work,
+        reason: SkipReason,
+    ) -> Pending<'a, ()> {
+        Box::pin(self.complete_skipped(crawl, work, reason))
+    }
+
+    fn release<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, ()> {
+        Box::pin(self.release_leases(crawl))
+    }
+
+    fn stopped_by(&self) -> Option<String> {
+        self.stopped_by.borrow().clone()
+    }
+}
+
+/// A URL this page leads to, as the frontier's `see` takes it: with the
+/// verdict of this process's rules, which need no Redis.
+fn link(
+    rules: &dyn Rules,
+    url: &Url,
+    from: &Rc<str>,
+    redirects: u32,
+    depth: u32,
+    counts: bool,
+) -> Link {
+    let refusal = rules.refusal_by_url(url);
+    let skipped = |reason| {
+        json_skipped(&Skipped {
             url: url.to_string(),
-            host: host_of(url),
-            work: work_json(url, Some(from), depth, redirects),
-            refused: refusal.map(skipped),
-            variant: variant_key(url).map(str::to_string),
-            too_many_variants: skipped(SkipReason::QueryVariants),
-            robots: self.polite.robots_refusal(url).map(skipped),
-            over_max_pages: skipped(SkipReason::MaxPages),
-            counts: counts && refusal.is_none(),
-        }
+            reason,
+            from: Some(from.to_string()),
+        })
+    };
+    Link {
+        url: url.to_string(),
+        host: host_of(url),
+        work: work_json(url, Some(from), depth, redirects),
+        refused: refusal.map(skipped),
+        variant: variant_key(url).map(str::to_string),
+        too_many_variants: skipped(SkipReason::QueryVariants),
+        robots: rules.robots_refusal(url).map(skipped),
+        over_max_pages: skipped(SkipReason::MaxPages),
+        counts: counts && refusal.is_none(),
     }
 }

@@ -1,0 +1,422 @@
+//! The real web's answer to the lesson's question "whether and when may a
+//! URL be fetched" ([`Rules`]): the chapter's host rules and `--exclude`,
+//! and the rules that the demo site never needed: crawler traps
+//! ([`crate::traps`]), `--max-depth` level by level ([`crate::depth`]),
+//! robots.txt and per-host limits and delays ([`crate::politeness`]), and
+//! sitemaps ([`crate::sitemap`]), which are work like a page but no URL of
+//! the report.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::time::Duration;
+
+use regex::Regex;
+use runtime::{Queue, catch_unwind};
+use url::Url;
+
+use crate::config::Config;
+use crate::depth::{DepthLimit, SeenAgain};
+use crate::host::HostRules;
+use crate::http::Client;
+use crate::journal::Journal;
+use crate::logging::CrawlLog;
+use crate::politeness::{self, Politeness, RobotsOutcome};
+use crate::robots::{Robots, RobotsSource, product_token};
+use crate::robots_fetch::{RobotsFetch, fetch_robots};
+use crate::seams::{Admission, Again, Drained, Pending, Rules, Work};
+use crate::sitemap::{Sitemap, SitemapKind, SitemapOutcome, parse_sitemap};
+use crate::skipped::SkipReason;
+use crate::stats::Exception;
+use crate::traps::Traps;
+
+/// Sitemaps read at most, however many indexes list.
+const MAX_SITEMAPS: usize = 1_000;
+
+/// The rules of a crawl of the real web.
+pub struct WebRules {
+    hosts: HostRules,
+    exclude: Option<Regex>,
+    /// Guards against sites that make up URLs forever.
+    traps: Traps,
+    /// Per-host limits and robots.txt.
+    polite: Politeness,
+    /// Levels, with `--max-depth`.
+    depth: Option<RefCell<DepthLimit>>,
+    /// Seed the crawl from sitemaps (`--sitemaps`).
+    sitemaps: bool,
+    /// Sitemaps queued, so that none is read twice.
+    sitemaps_queued: RefCell<HashSet<String>>,
+    /// What each sitemap read came to, for the report.
+    sitemap_outcomes: RefCell<Vec<SitemapOutcome>>,
+    /// Tries for robots.txt and sitemaps, as for pages.
+    max_tries: u32,
+    user_agent: String,
+    /// The crawl's queue, where sitemaps go.
+    q: Queue<Work>,
+    client: Rc<Client>,
+    log: Rc<CrawlLog>,
+    /// `--state`: depths and robots.txt verdicts are facts to resume from.
+    journal: Option<Rc<Journal>>,
+}
+
+impl WebRules {
+    /// The rules `config` asks for, for a crawl of `roots` whose queue is
+    /// `q`: robots.txt and sitemaps are fetched with `client`.
+    pub fn new(
+        config: &Config,
+        roots: &[Url],
+        q: &Queue<Work>,
+        client: &Rc<Client>,
+        log: &Rc<CrawlLog>,
+        journal: Option<Rc<Journal>>,
+    ) -> WebRules {
+        WebRules {
+            hosts: HostRules::new(roots, config.strict),
+            exclude: config.exclude.clone(),
+            traps: Traps::new(config.traps),
+            polite: Politeness::new(config.polite.clone(), q.clone()),
+            depth: config
+                .max_depth
+                .map(|max| RefCell::new(DepthLimit::new(max))),
+            sitemaps: config.sitemaps,
+            sitemaps_queued: RefCell::new(HashSet::new()),
+            sitemap_outcomes: RefCell::new(Vec::new()),
+            max_tries: config.max_tries,
+            user_agent: config.client.user_agent.clone(),
+            q: q.clone(),
+            client: Rc::clone(client),
+            log: Rc::clone(log),
+            journal,
+        }
+    }
+
+    /// With `--sitemaps`, the default place of each root's sitemap;
+    /// robots.txt may name more (see `learn_robots`).
+    pub fn queue_root_sitemaps(&self, roots: &[Url]) {
+        if self.sitemaps {
+            for root in roots {
+                if let Ok(sitemap) = root.join("/sitemap.xml") {
+                    self.queue_sitemap(sitemap);
+                }
+            }
+        }
+    }
+
+    // ANCHOR: learn_robots
+    /// Fetches the robots.txt of `url`'s origin and hands the verdict to the
+    /// per-host rules, which release the URLs that waited for it. It always
+    /// settles, even if the fetch panics: those URLs must not wait forever.
+    async fn learn_robots(&self, url: Url, robots_url: Url) {
+        let token = product_token(&self.user_agent);
+        let fetch = fetch_robots(&self.client, robots_url, token, self.max_tries, &self.log);
+        match catch_unwind(fetch).await {
+            Ok(RobotsFetch::Known(robots, outcome, source)) => {
+                if let Some(journal) = &self.journal {
+                    journal.robots(&outcome, &source);
+                }
+                // The report lists every origin's verdict; the log need
+                // not, unless asked (-v).
+                self.log.debug(format_args!(
+                    "robots.txt of {}: {}",
+                    outcome.origin, outcome.verdict
+                ));
+                self.queue_robots_sitemaps(&url, &robots, &outcome.origin);
+                self.polite.robots_known(&url, robots, outcome)
+            }
+            Ok(RobotsFetch::Unreachable(error, outcome)) => {
+                self.log.warn(format_args!(
+                    "robots.txt of {}: {}",
+                    outcome.origin, outcome.verdict
+                ));
+                self.polite.robots_unreachable(&url, error, outcome)
+            }
+            Err(panic) => {
+                self.log.error(format_args!(
+                    "fetching robots.txt for {url} panicked: {panic}"
+                ));
+                let error = Exception {
+                    kind: "internal",
+                    message: format!("internal error: {panic}"),
+                };
+                let outcome = RobotsOutcome {
+                    origin: url.origin().ascii_serialization(),
+                    status: None,
+                    verdict: format!("unreachable: {}", error.message),
+                    rules: 0,
+                    crawl_delay: None,
+                    capped: false,
+                };
+                self.polite.robots_unreachable(&url, error, outcome)
+            }
+        }
+    }
+    // ANCHOR_END: learn_robots
+
+    /// What an origin's robots.txt said in an earlier run (`--state`),
+    /// without asking again.
+    pub fn robots_known(&self, outcome: RobotsOutcome, source: RobotsSource) {
+        let Ok(origin) = Url::parse(&outcome.origin) else {
+            return;
+        };
+        let robots = source.rules(product_token(&self.user_agent));
+        self.queue_robots_sitemaps(&origin, &robots, &outcome.origin);
+        self.polite.robots_known(&origin, robots, outcome);
+    }
+
+    /// A host fetched from in an earlier run waits its delay before the
+    /// first request of this one, as if the last one had just ended.
+    pub fn wait_before_next(&self, url: &Url) {
+        self.polite.wait_before_next(url);
+    }
+
+    /// A URL queued in an earlier run: the trap guards count it, done or
+    /// not.
+    pub fn counted(&self, url: &Url) {
+        self.traps.admit(url);
+    }
+
+    /// A URL queued in an earlier run and not done goes on this run's
+    /// queue: `--max-depth` counts it in its level.
+    pub fn requeued(&self, url: &Url, depth: u32) {
+        if let Some(limit) = &self.depth {
+            limit.borrow_mut().add(url.as_str(), depth);
+        }
+    }
+
+    /// Whether URLs too deep are set aside (`--max-depth`).
+    pub fn limits_depth(&self) -> bool {
+        self.depth.is_some()
+    }
+
+    /// A URL set aside as too deep in an earlier run stays aside.
+    pub fn keep_aside(&self, url: &str, depth: u32, from: Option<&Rc<str>>) {
+        if let Some(limit) = &self.depth {
+            limit.borrow_mut().set_aside(url, depth, from);
+        }
+    }
+
+    /// With `--sitemaps`, queues the sitemaps a robots.txt names.
+    fn queue_robots_sitemaps(&self, url: &Url, robots: &Robots, origin: &str) {
+        if !self.sitemaps {
+            return;
+        }
+        for line in robots.sitemaps() {
+            match url.join(line) {
+                Ok(sitemap) => self.queue_sitemap(sitemap),
+                Err(e) => self.log.warn(format_args!(
+                    "robots.txt of {origin}: bad Sitemap {line:?}: {e}"
+                )),
+            }
+        }
+    }
+
+    // ANCHOR: sitemaps
+    /// Queues a sitemap to read, once, if it is on the crawl's hosts. It
+    /// is work like a page (a host slot, robots.txt), but not a URL of the
+    /// crawl: it is in no statistic and no skipped record.
+    fn queue_sitemap(&self, url: Url) {
+        if !self.hosts.host_okay(&url) {
+            return self
+                .log
+                .info(format_args!("not reading sitemap {url}: another host"));
+        }
+        let mut queued = self.sitemaps_queued.borrow_mut();
+        if queued.len() >= MAX_SITEMAPS || !queued.insert(url.to_string()) {
+            return;
+        }
+        if let Some(limit) = &self.depth {
+            // Read in level 0: its URLs are depth 1.
+            limit.borrow_mut().hold(0);
+        }
+        self.q.put_nowait(Work {
+            url,
+            max_redirect: 0,
+            from: None,
+            depth: 0,
+            sitemap: true,
+            lease: None,
+        });
+    }
+
+    /// Reads one sitemap: an index queues the sitemaps it lists; a list of
+    /// pages is handed back, for the crawler to see each as a link at
+    /// depth 1 from the sitemap, so that every rule (hosts, robots.txt,
+    /// depth) applies.
+    async fn read(&self, url: &Url) -> Vec<Url> {
+        let mut pages = Vec::new();
+        let outcome = match self.client.get_retrying(url, self.max_tries).await {
+            Err(e) => format!("failed: {e}"),
+            Ok(response) if response.status != 200 => format!("{}: not read", response.status),
+            Ok(response) => match parse_sitemap(&response.body, url) {
+                Err(e) => e.to_string(),
+                Ok(sitemap) => self.follow_sitemap(sitemap, &mut pages),
+            },
+        };
+        self.log.debug(format_args!("sitemap {url}: {outcome}"));
+        self.sitemap_outcomes.borrow_mut().push(SitemapOutcome {
+            url: url.to_string(),
+            outcome,
+        });
+        pages
+    }
+
+    fn follow_sitemap(&self, sitemap: Sitemap, pages: &mut Vec<Url>) -> String {
+        let count = sitemap.locs.len();
+        let mut outcome = match sitemap.kind {
+            SitemapKind::Index => {
+                for child in sitemap.locs {
+                    self.queue_sitemap(child);
+                }
+                format!("an index of {count} sitemaps")
+            }
+            SitemapKind::UrlSet => {
+                *pages = sitemap.locs;
+                format!("{count} URLs")
+            }
+        };
+        if sitemap.dropped > 0 {
+            outcome.push_str(&format!(", {} past the limit dropped", sitemap.dropped));
+        }
+        if sitemap.invalid > 0 {
+            outcome.push_str(&format!(", {} invalid", sitemap.invalid));
+        }
+        outcome
+    }
+    // ANCHOR_END: sitemaps
+}
+
+impl Rules for WebRules {
+    fn refusal_by_url(&self, url: &Url) -> Option<SkipReason> {
+        if let Some(exclude) = &self.exclude
+            && exclude.is_match(url.as_str())
+        {
+            return Some(SkipReason::Excluded);
+        }
+        if !matches!(url.scheme(), "http" | "https") {
+            return Some(SkipReason::Scheme);
+        }
+        if !self.hosts.host_okay(url) {
+            return Some(SkipReason::OffHost);
+        }
+        self.traps.check_shape(url)
+    }
+
+    fn refusal(&self, url: &Url) -> Option<SkipReason> {
+        self.refusal_by_url(url)
+            .or_else(|| self.traps.check_variants(url))
+    }
+
+    fn robots_refusal(&self, url: &Url) -> Option<SkipReason> {
+        self.polite.robots_refusal(url)
+    }
+
+    fn set_aside(&self, url: &Url, from: Option<&Rc<str>>, depth: u32) -> bool {
+        let Some(limit) = &self.depth else {
+            return false;
+        };
+        if !limit.borrow_mut().set_aside(url.as_str(), depth, from) {
+            return false;
+        }
+        if let Some(journal) = &self.journal {
+            journal.set_aside(url.as_str(), from.map(|f| &**f), depth);
+        }
+        self.log.debug(format_args!("{url} is too deep, for now"));
+        true
+    }
+
+    fn seen_again(&self, url: &Url, depth: u32) -> Again {
+        // With --max-depth, a shorter path may matter.
+        let Some(limit) = &self.depth else {
+            return Again::Nothing;
+        };
+        let waited_at = limit.borrow().waiting_depth(url.as_str());
+        let again = limit.borrow_mut().seen_again(url.as_str(), depth);
+        if let Some(journal) = &self.journal
+            && waited_at.is_some_and(|old| depth < old)
+        {
+            journal.moved_up(url.as_str(), depth);
+        }
+        match again {
+            SeenAgain::Nothing => Again::Nothing,
+            SeenAgain::Release(work) => Again::Release(work),
+            SeenAgain::ComeBack(first_from) => Again::ComeBack(first_from),
+        }
+    }
+
+    fn queued(&self, url: &Url, depth: u32) {
+        if let Some(limit) = &self.depth {
+            limit.borrow_mut().add(url.as_str(), depth);
+        }
+        self.traps.admit(url);
+    }
+
+    fn admit(&self, work: Work) -> Admission<'_> {
+        // With --max-depth, a deeper level waits for the one in progress.
+        let work = match &self.depth {
+            // A sitemap is read in level 0, where it was queued.
+            Some(limit) if !work.sitemap => match limit.borrow_mut().may_start(work) {
+                Some(work) => work,
+                None => return Admission::Parked,
+            },
+            _ => work,
+        };
+        match self.polite.admit(work) {
+            politeness::Admission::Fetch(work) => Admission::Fetch(work),
+            politeness::Admission::Parked => Admission::Parked,
+            politeness::Admission::FetchRobots(work, robots_url) => {
+                let learn = self.learn_robots(work.url.clone(), robots_url);
+                Admission::After(work, Box::pin(learn))
+            }
+            politeness::Admission::Skip(work, _) | politeness::Admission::Fail(work, _)
+                if work.sitemap =>
+            {
+                self.log
+                    .info(format_args!("not reading sitemap {}: robots.txt", work.url));
+                Admission::Dropped(work)
+            }
+            politeness::Admission::Skip(work, reason) => Admission::Skip(work, reason),
+            politeness::Admission::Fail(work, exception) => Admission::Fail(work, exception),
+        }
+    }
+
+    fn finish(&self, url: &Url) -> Option<Work> {
+        self.polite.finish(url)
+    }
+
+    fn done(&self, depth: u32) -> Vec<Work> {
+        match &self.depth {
+            Some(limit) => limit.borrow_mut().done(depth),
+            None => Vec::new(),
+        }
+    }
+
+    fn drain(&self) -> Drained {
+        // After `join`, nothing is parked; after an interrupt, what was
+        // parked is unfinished too. Either way, this stops the timers.
+        let mut parked = self.polite.drain();
+        let mut too_deep = Vec::new();
+        if let Some(limit) = &self.depth {
+            let mut limit = limit.borrow_mut();
+            parked.extend(limit.take_deferred());
+            too_deep = limit.take_too_deep();
+        }
+        Drained { parked, too_deep }
+    }
+
+    fn host_delay(&self, url: &Url) -> Option<Duration> {
+        self.polite.host_delay(url)
+    }
+
+    fn read_sitemap<'a>(&'a self, url: &'a Url) -> Pending<'a, Vec<Url>> {
+        Box::pin(self.read(url))
+    }
+
+    fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
+        self.polite.robots_outcomes()
+    }
+
+    fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
+        self.sitemap_outcomes.borrow().clone()
+    }
+}
