@@ -665,11 +665,6 @@ impl Crawler {
         self.queued.set(queued);
     }
 
-    /// The rules.
-    pub fn rules(&self) -> &dyn Rules {
-        &*self.rules
-    }
-
     /// What each origin's robots.txt came to, in the order they were
     /// fetched.
     pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {

@@ -23,20 +23,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-use crate::seams::Work;
-
-/// What a URL seen again at a shorter depth comes to.
-#[derive(Debug, PartialEq)]
-pub enum SeenAgain {
-    /// Nothing changes.
-    Nothing,
-    /// It was too deep, and is not: queue it, with the page that linked it
-    /// first.
-    ComeBack(Option<Rc<str>>),
-    /// It was kept for a later level, and belongs to this one now: put it
-    /// back on the queue (its old place there ends with a `task_done`).
-    Release(Work),
-}
+use crate::seams::{Again, Work};
 
 /// The levels of a crawl with `--max-depth`.
 #[derive(Debug, Default)]
@@ -97,10 +84,10 @@ impl DepthLimit {
     /// If it was set aside as too deep and now is not, it comes back: the
     /// caller queues it (and calls [`add`](Self::add)), with the page that
     /// linked it first.
-    pub fn seen_again(&mut self, url: &str, depth: u32) -> SeenAgain {
+    pub fn seen_again(&mut self, url: &str, depth: u32) -> Again {
         if let Some(waiting) = self.waiting.get_mut(url) {
             if depth >= *waiting {
-                return SeenAgain::Nothing;
+                return Again::Nothing;
             }
             let old = std::mem::replace(waiting, depth);
             self.forget(old);
@@ -108,16 +95,16 @@ impl DepthLimit {
             // Kept for level `old`, it is now part of the level in
             // progress, which cannot end without it.
             return match self.deferred.iter().position(|w| w.url.as_str() == url) {
-                Some(i) => SeenAgain::Release(self.deferred.swap_remove(i)),
-                None => SeenAgain::Nothing,
+                Some(i) => Again::Release(self.deferred.swap_remove(i)),
+                None => Again::Nothing,
             };
         }
         if depth > self.max {
-            return SeenAgain::Nothing;
+            return Again::Nothing;
         }
         match self.too_deep.remove(url) {
-            Some(from) => SeenAgain::ComeBack(from),
-            None => SeenAgain::Nothing,
+            Some(from) => Again::ComeBack(from),
+            None => Again::Nothing,
         }
     }
     // ANCHOR_END: seen_again
@@ -213,7 +200,7 @@ mod tests {
         d.add("http://h/r", 1);
         d.add("http://h/x", 2);
         // The redirect at depth 1 reaches /x: depth 1 now.
-        assert_eq!(d.seen_again("http://h/x", 1), SeenAgain::Nothing);
+        assert_eq!(d.seen_again("http://h/x", 1), Again::Nothing);
         let x = d.may_start(work("http://h/x", 2)).unwrap();
         assert_eq!(x.depth, 1);
         // Seen again deeper: no change.
@@ -230,7 +217,7 @@ mod tests {
         assert!(d.may_start(work("http://h/r", 1)).is_some());
         assert!(d.may_start(work("http://h/x", 2)).is_none());
         // /r redirects to /x: level 1 now waits for /x, so /x must go.
-        let SeenAgain::Release(x) = d.seen_again("http://h/x", 1) else {
+        let Again::Release(x) = d.seen_again("http://h/x", 1) else {
             panic!("not released")
         };
         assert_eq!(d.may_start(x).unwrap().depth, 1);
@@ -245,10 +232,10 @@ mod tests {
         let page: Rc<str> = Rc::from("http://h/p");
         assert!(!d.set_aside("http://h/shallow", 1, Some(&page)));
         assert!(d.set_aside("http://h/deep", 2, Some(&page)));
-        assert_eq!(d.seen_again("http://h/deep", 2), SeenAgain::Nothing);
+        assert_eq!(d.seen_again("http://h/deep", 2), Again::Nothing);
         assert_eq!(
             d.seen_again("http://h/deep", 1),
-            SeenAgain::ComeBack(Some(page))
+            Again::ComeBack(Some(page))
         );
         assert!(d.take_too_deep().is_empty());
         assert!(d.set_aside("http://h/z", 7, None));

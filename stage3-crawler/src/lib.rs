@@ -4,6 +4,10 @@
 //! | module | what it holds | the chapter's counterpart |
 //! |---|---|---|
 //! | [`crawling`] | `Crawler`: the queue, the workers, `fetch`, redirects, retries | `crawling.py` |
+//! | [`seams`] | where the real web plugs into the lesson: `Rules`, `Frontier`, `Observer` | (ours) |
+//! | [`rules`] | the real web's `Rules`: hosts, traps, depth, robots.txt, per-host limits, sitemaps | `Crawler.host_okay`, and ours |
+//! | [`records`] | the report's records, and who hears of them | `Crawler.done` |
+//! | [`assembly`] | a crawler built from its settings, features plugged in | (ours) |
 //! | [`depth`] | `--max-depth`, exact under concurrency: level by level | (ours) |
 //! | [`host`] | strict and lenient host rules | `Crawler.host_okay` |
 //! | [`http`] | an HTTP/1.1 client with a keep-alive pool and TLS (rustls) | aiohttp's `ClientSession` |
@@ -20,8 +24,8 @@
 //! | [`tally`] | the report's counts, kept as the crawl goes | `reporting.py`'s `Stats` |
 //! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
 //! | [`external_sort`] | the text report's lines sorted in bounded memory | (ours: `sort(1)`'s merge) |
-//! | [`cli`], [`interrupt`], [`progress`] | the command line, Ctrl-C, the progress line | `crawl.py` |
-//! | [`frontier`] | the shared frontier in Redis: many processes, one crawl | (ours: scrapy-redis) |
+//! | [`cli`], [`program`], [`interrupt`], [`progress`] | the command line, the run, Ctrl-C, the progress line | `crawl.py` |
+//! | [`frontier`], [`shared`] | the shared frontier in Redis: many processes, one crawl | (ours: scrapy-redis) |
 //! | [`joining`] | creating or joining a shared crawl, its merged report | (ours) |
 //! | [`ps`] | `kill -USR1 PID` prints the task table | (ours: Python 3.14's `asyncio ps`) |
 

@@ -16,7 +16,7 @@ use runtime::{Queue, catch_unwind};
 use url::Url;
 
 use crate::config::Config;
-use crate::depth::{DepthLimit, SeenAgain};
+use crate::depth::DepthLimit;
 use crate::host::HostRules;
 use crate::http::Client;
 use crate::journal::Journal;
@@ -337,11 +337,7 @@ impl Rules for WebRules {
         {
             journal.moved_up(url.as_str(), depth);
         }
-        match again {
-            SeenAgain::Nothing => Again::Nothing,
-            SeenAgain::Release(work) => Again::Release(work),
-            SeenAgain::ComeBack(first_from) => Again::ComeBack(first_from),
-        }
+        again
     }
 
     fn queued(&self, url: &Url, depth: u32) {

@@ -181,13 +181,15 @@ pub enum Admission<'a> {
 }
 
 /// What a URL seen again at a shorter depth comes to.
+#[derive(Debug, PartialEq)]
 pub enum Again {
-    /// Nothing.
+    /// Nothing changes.
     Nothing,
-    /// It was waiting: it goes on the queue now.
+    /// It was kept for a later level, and belongs to this one now: put it
+    /// back on the queue (its old place there ends with a `task_done`).
     Release(Work),
-    /// It was set aside as too deep, and is not now: queue it, with the
-    /// page that linked it first.
+    /// It was too deep, and is not: queue it, with the page that linked it
+    /// first.
     ComeBack(Option<Rc<str>>),
 }
 
