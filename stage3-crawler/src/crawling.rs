@@ -303,15 +303,15 @@ impl Crawler {
         let sitemap = work.sitemap;
         self.current.borrow_mut()[worker] = Some(work);
         let fetched = if sitemap {
-            catch_unwind(self.rules.read_sitemap(&url))
-                .await
-                .map(|pages| {
-                    let from: Rc<str> = Rc::from(url.as_str());
-                    for page in pages {
-                        self.see(page, Some(&from), self.config.max_redirect, 1);
-                    }
-                    None
-                })
+            // The pages it lists are seen inside the guard too.
+            catch_unwind(async {
+                let from: Rc<str> = Rc::from(url.as_str());
+                for page in self.rules.read_sitemap(&url).await {
+                    self.see(page, Some(&from), self.config.max_redirect, 1);
+                }
+                None
+            })
+            .await
         } else {
             catch_unwind(self.fetch(&url)).await.map(Some)
         };
