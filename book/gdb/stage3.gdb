@@ -41,10 +41,12 @@ set print max-depth 20
 echo ANCHOR_END: first-step\n
 
 # 2. Inside the poll that follows: the body of the async fn `fetch`. Its
-# name, as gdb spells it (`.` matches the braces).
+# name, as gdb spells it (`.` matches the braces). `{impl#3}`: `fetch` is
+# in crawling.rs's fourth `impl` block (the file has one per section of
+# the book's chapter); `info functions` shows the name if that changes.
 echo ANCHOR: async-fn\n
 info functions ::fetch::.async_fn#0.$
-break 'stage3_crawler::crawling::{impl#0}::fetch::{async_fn#0}'
+break 'stage3_crawler::crawling::{impl#3}::fetch::{async_fn#0}'
 continue
 bt
 next

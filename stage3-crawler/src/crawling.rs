@@ -1,3 +1,4 @@
+// ANCHOR: module
 //! The crawler: `max_tasks` workers on a joinable queue, the chapter's
 //! `Crawler` class (`crawling.py`).
 //!
@@ -14,11 +15,17 @@
 //! [`Rules`] say whether and when a URL may be fetched, a [`Frontier`]
 //! shared with other processes may feed the queue, and the [`Records`]
 //! tell whoever listens. This module names none of those features.
+//!
+//! The book's Coordinating Coroutines shows this file whole, front to back,
+//! so it reads in the chapter's order: each `impl Crawler` block is one of
+//! its sections, with the small functions it uses beside it. What the crawl
+//! offers those who plug into it (its numbers, its records, its queue for a
+//! frontier) is in the child module `access`.
 
-use std::cell::{Cell, Ref, RefCell};
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use runtime::{Either, JoinHandle, Queue, TaskBuilder, catch_unwind};
 use url::Url;
@@ -26,71 +33,17 @@ use url::Url;
 use crate::charset::{charset_param, media_type};
 use crate::config::Config;
 use crate::http::{Client, FetchError, Response};
-use crate::logging::{CrawlLog, LogLine};
+use crate::logging::CrawlLog;
 use crate::parsing::ParsePool;
 use crate::records::Records;
-use crate::robots::RobotsOutcome;
-use crate::seams::{Admission, Again, Crawl, Found, Frontier, Next, Rules};
+use crate::seams::{Admission, Again, Found, Frontier, Next, Rules};
 pub use crate::seams::{Outcome, Work};
 use crate::seen::SeenUrls;
-use crate::sitemap::SitemapOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
-use crate::tally::Tally;
 
-/// The statuses the chapter treats as redirects, plus 308, which came later.
-fn is_redirect(status: u16) -> bool {
-    matches!(status, 300 | 301 | 302 | 303 | 307 | 308)
-}
-
-/// Media types whose bodies we search for links.
-fn is_markup(media_type: &str) -> bool {
-    ["text/html", "application/xhtml+xml", "application/xml"]
-        .iter()
-        .any(|t| media_type.eq_ignore_ascii_case(t))
-}
-
-/// The statistic of a fetch that got no usable response.
-fn failure_statistic(url: &Url, error: &FetchError) -> FetchStatistic {
-    let mut stat = FetchStatistic::failure(url.to_string(), error.to_exception());
-    // Over the size cap, we did get a response; keep what we know.
-    if let FetchError::TooLarge {
-        status,
-        content_type,
-        ..
-    } = error
-    {
-        stat.status = Some(*status);
-        stat.content_type = content_type.as_deref().map(|ct| media_type(ct).to_string());
-    }
-    stat
-}
-
-/// The statistic of a redirect to `next_url`.
-fn redirect_statistic(url: &Url, response: &Response, next_url: &Url) -> FetchStatistic {
-    FetchStatistic {
-        url: url.to_string(),
-        next_url: Some(next_url.to_string()),
-        status: Some(response.status),
-        exception: None,
-        size: response.body.len() as u64,
-        content_type: response
-            .header("content-type")
-            .map(|ct| media_type(ct).to_string()),
-        encoding: None,
-        num_urls: 0,
-        num_new_urls: 0,
-        wire_size: response.wire_size,
-    }
-}
-
-/// What a worker does next with a URL.
-enum Step {
-    /// Ask the rules.
-    Admit(Work),
-    /// Fetch it: the rules let it start.
-    Fetch(Work),
-}
+mod access;
+// ANCHOR_END: module
 
 // ANCHOR: crawler
 /// The crawl: its settings, its queue, its workers' shared state, and what
@@ -124,6 +77,7 @@ pub struct Crawler {
 }
 // ANCHOR_END: crawler
 
+// ANCHOR: assemble
 /// What a crawler is made of besides its settings: the seams' choices.
 pub struct Parts {
     /// The crawl's queue (the rules may hold it too).
@@ -170,8 +124,11 @@ impl Crawler {
             self.see(root, None, self.config.max_redirect, 0);
         }
     }
+}
+// ANCHOR_END: assemble
 
-    // ANCHOR: crawl
+// ANCHOR: crawl
+impl Crawler {
     /// Runs the crawl until every queued URL is done.
     pub async fn crawl(self: &Rc<Self>) -> Outcome {
         self.crawl_until(std::future::pending()).await
@@ -235,9 +192,40 @@ impl Crawler {
         self.records.settled();
         outcome
     }
-    // ANCHOR_END: crawl
 
-    // ANCHOR: work
+    /// After an interrupt: what the workers were fetching and what was
+    /// still queued, each named as interrupted, so that the report still
+    /// accounts for every URL seen.
+    fn skip_unfinished(&self, parked: Vec<Work>) {
+        let in_flight: Vec<Work> = self
+            .current
+            .borrow_mut()
+            .iter_mut()
+            .flat_map(Option::take)
+            .collect();
+        let queued = std::iter::from_fn(|| self.q.get_nowait());
+        let unfinished = in_flight.into_iter().chain(parked).chain(queued);
+        for work in unfinished.filter(|w| !w.sitemap) {
+            self.records.record_skip(Skipped {
+                url: work.url.into(),
+                reason: SkipReason::Interrupted,
+                from: work.from.map(|f| f.to_string()),
+            });
+        }
+    }
+}
+// ANCHOR_END: crawl
+
+// ANCHOR: work
+/// What a worker does next with a URL.
+enum Step {
+    /// Ask the rules.
+    Admit(Work),
+    /// Fetch it: the rules let it start.
+    Fetch(Work),
+}
+
+impl Crawler {
     /// One worker: take a URL, fetch it, mark it done, forever. Nothing that
     /// happens to one URL can end the loop, or `join` would wait forever for
     /// a `task_done` that never comes. A URL whose host is busy is parked
@@ -368,9 +356,11 @@ impl Crawler {
             self.log.error(format_args!("{e}"));
         }
     }
-    // ANCHOR_END: work
+}
+// ANCHOR_END: work
 
-    // ANCHOR: fetch
+// ANCHOR: fetch
+impl Crawler {
     /// Fetches one URL, retrying network errors, and says what it found.
     async fn fetch(&self, url: &Url) -> Found {
         let mut tries = 0;
@@ -436,8 +426,50 @@ impl Crawler {
             }
         }
     }
-    // ANCHOR_END: fetch
+}
 
+/// The statistic of a fetch that got no usable response.
+fn failure_statistic(url: &Url, error: &FetchError) -> FetchStatistic {
+    let mut stat = FetchStatistic::failure(url.to_string(), error.to_exception());
+    // Over the size cap, we did get a response; keep what we know.
+    if let FetchError::TooLarge {
+        status,
+        content_type,
+        ..
+    } = error
+    {
+        stat.status = Some(*status);
+        stat.content_type = content_type.as_deref().map(|ct| media_type(ct).to_string());
+    }
+    stat
+}
+// ANCHOR_END: fetch
+
+// ANCHOR: follow_redirect
+/// The statuses the chapter treats as redirects, plus 308, which came later.
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 300 | 301 | 302 | 303 | 307 | 308)
+}
+
+/// The statistic of a redirect to `next_url`.
+fn redirect_statistic(url: &Url, response: &Response, next_url: &Url) -> FetchStatistic {
+    FetchStatistic {
+        url: url.to_string(),
+        next_url: Some(next_url.to_string()),
+        status: Some(response.status),
+        exception: None,
+        size: response.body.len() as u64,
+        content_type: response
+            .header("content-type")
+            .map(|ct| media_type(ct).to_string()),
+        encoding: None,
+        num_urls: 0,
+        num_new_urls: 0,
+        wire_size: response.wire_size,
+    }
+}
+
+impl Crawler {
     /// Where a redirect points, resolved against the request URL, without
     /// its fragment. `None` for other responses, and for a redirect with no
     /// usable `Location`, which is then reported like any other response.
@@ -466,7 +498,6 @@ impl Crawler {
         }
     }
 
-    // ANCHOR: follow_redirect
     /// Records a redirect and queues its target, unless the target was seen
     /// before (another chain got there first: the chapter's "redirect join")
     /// or this chain has used up its redirects.
@@ -484,9 +515,18 @@ impl Crawler {
             ));
         }
     }
-    // ANCHOR_END: follow_redirect
+}
+// ANCHOR_END: follow_redirect
 
-    // ANCHOR: parse_links
+// ANCHOR: parse_links
+/// Media types whose bodies we search for links.
+fn is_markup(media_type: &str) -> bool {
+    ["text/html", "application/xhtml+xml", "application/xml"]
+        .iter()
+        .any(|t| media_type.eq_ignore_ascii_case(t))
+}
+
+impl Crawler {
     /// Builds the statistic for a response that is not a redirect, and, for
     /// a 200 HTML or XML page, finds the links the crawl may follow. The
     /// parsing itself runs on a helper thread.
@@ -542,9 +582,11 @@ impl Crawler {
         // All of them, followed or not: each is seen, and accounted for.
         (stat, page.links)
     }
-    // ANCHOR_END: parse_links
+}
+// ANCHOR_END: parse_links
 
-    // ANCHOR: url_allowed
+// ANCHOR: url_allowed
+impl Crawler {
     /// Why a link may not be followed, if it may not: the rules' answer
     /// (not on one of the roots' hosts, excluded, not http or https, a
     /// trap).
@@ -556,9 +598,11 @@ impl Crawler {
     pub fn url_allowed(&self, url: &Url) -> bool {
         self.refusal(url).is_none()
     }
-    // ANCHOR_END: url_allowed
+}
+// ANCHOR_END: url_allowed
 
-    // ANCHOR: add_url
+// ANCHOR: add_url
+impl Crawler {
     /// A URL the crawl has come across, in a page (`from`) or as a root,
     /// `depth` links from a root, with `max_redirect` redirects left. The
     /// first time it is seen it is queued, or skipped with its reason;
@@ -617,194 +661,5 @@ impl Crawler {
             from,
         });
     }
-    // ANCHOR_END: add_url
-
-    /// After an interrupt: what the workers were fetching and what was
-    /// still queued, each named as interrupted, so that the report still
-    /// accounts for every URL seen.
-    fn skip_unfinished(&self, parked: Vec<Work>) {
-        let in_flight: Vec<Work> = self
-            .current
-            .borrow_mut()
-            .iter_mut()
-            .flat_map(Option::take)
-            .collect();
-        let queued = std::iter::from_fn(|| self.q.get_nowait());
-        let unfinished = in_flight.into_iter().chain(parked).chain(queued);
-        for work in unfinished.filter(|w| !w.sitemap) {
-            self.records.record_skip(Skipped {
-                url: work.url.into(),
-                reason: SkipReason::Interrupted,
-                from: work.from.map(|f| f.to_string()),
-            });
-        }
-    }
 }
-
-/// What the crawl offers those who plug into it: its records, its queue
-/// and its seen set, for a frontier and for a crawl taken up again.
-impl Crawler {
-    /// The records: the report's, and who hears of them.
-    pub fn records(&self) -> &Records {
-        &self.records
-    }
-
-    /// Marks `url` seen, without queueing it; whether it was new.
-    pub fn mark_seen(&self, url: &str) -> bool {
-        self.seen_urls.borrow_mut().insert(url)
-    }
-
-    /// Puts `work` back on the queue, as queued before (a crawl taken up
-    /// again): it counts for `max_pages` only through `set_queued`.
-    pub fn requeue(&self, work: Work) {
-        self.q.put_nowait(work);
-    }
-
-    /// How many URLs count as queued, for `max_pages`.
-    pub fn set_queued(&self, queued: usize) {
-        self.queued.set(queued);
-    }
-
-    /// What each origin's robots.txt came to, in the order they were
-    /// fetched.
-    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
-        self.rules.robots_outcomes()
-    }
-
-    /// What each sitemap read came to, in the order they were read.
-    pub fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
-        self.rules.sitemap_outcomes()
-    }
-
-    /// Why a shared crawl stopped before its end ([`Outcome::FrontierLost`]).
-    pub fn stopped_by(&self) -> Option<String> {
-        self.frontier.as_ref().and_then(|f| f.stopped_by())
-    }
-
-    /// Whether the crawl is shared through a frontier.
-    pub fn is_shared(&self) -> bool {
-        self.frontier.is_some()
-    }
-
-    /// Calls `f` with every statistic as it is recorded.
-    pub fn on_stat(&self, f: impl FnMut(&FetchStatistic) + 'static) {
-        self.records.on_stat(f);
-    }
-
-    /// Calls `f` with every skipped URL as it is recorded.
-    pub fn on_skip(&self, f: impl FnMut(&Skipped) + 'static) {
-        self.records.on_skip(f);
-    }
-
-    /// The report's numbers so far.
-    pub fn tally(&self) -> Tally {
-        self.records.tally()
-    }
-
-    /// Statistics recorded so far.
-    pub fn done_count(&self) -> usize {
-        self.records.done_count()
-    }
-
-    /// The URLs seen and not fetched, in the order they were skipped
-    /// (empty without `Config::keep_records`).
-    pub fn skipped(&self) -> Ref<'_, Vec<Skipped>> {
-        self.records.skipped()
-    }
-
-    /// Every URL seen: fetched, failed or skipped.
-    pub fn seen(&self) -> usize {
-        self.seen_urls.borrow().len()
-    }
-
-    /// Keep every log message from now on, for [`log_lines`](Self::log_lines).
-    pub fn capture_log(&self) {
-        self.log.capture();
-    }
-
-    /// The messages logged since [`capture_log`](Self::capture_log).
-    pub fn log_lines(&self) -> Vec<LogLine> {
-        self.log.lines()
-    }
-
-    /// The statistics recorded so far, in the order they were recorded
-    /// (empty without `Config::keep_records`).
-    pub fn done(&self) -> Ref<'_, Vec<FetchStatistic>> {
-        self.records.done()
-    }
-
-    /// The roots, as given (fragments dropped).
-    pub fn roots(&self) -> &[Url] {
-        &self.roots
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// URLs queued and not yet taken by a worker.
-    pub fn todo(&self) -> usize {
-        self.q.qsize()
-    }
-
-    /// Fetches running right now.
-    pub fn in_flight(&self) -> usize {
-        self.current.borrow().iter().flatten().count()
-    }
-
-    /// Statistics that are failures or HTTP errors.
-    pub fn errors(&self) -> usize {
-        self.records.errors()
-    }
-
-    /// From the start of the crawl to its end, or to now while it runs.
-    pub fn elapsed(&self) -> Duration {
-        self.t1
-            .get()
-            .unwrap_or_else(Instant::now)
-            .saturating_duration_since(self.t0.get())
-    }
-
-    /// TCP connections the HTTP client has opened.
-    pub fn connections_opened(&self) -> u64 {
-        self.client.connections_opened()
-    }
-
-    /// Whether some root was answered (any status). A crawl where none was
-    /// is a failed crawl: exit code 1.
-    pub fn any_root_fetched(&self) -> bool {
-        self.records.any_root_fetched()
-    }
-}
-
-/// What a shared frontier may ask of the crawl it feeds.
-impl Crawl for Crawler {
-    fn queue(&self) -> &Queue<Work> {
-        &self.q
-    }
-
-    fn rules(&self) -> &dyn Rules {
-        &*self.rules
-    }
-
-    fn log(&self) -> &CrawlLog {
-        &self.log
-    }
-
-    fn max_redirect(&self) -> u32 {
-        self.config.max_redirect
-    }
-
-    fn max_tasks(&self) -> usize {
-        self.config.max_tasks
-    }
-
-    fn keep_statistic(&self, stat: FetchStatistic) {
-        self.records.keep_statistic(stat);
-    }
-
-    fn keep_skip(&self, skipped: Skipped) {
-        self.records.keep_skip(skipped);
-    }
-}
+// ANCHOR_END: add_url

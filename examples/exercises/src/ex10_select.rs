@@ -10,7 +10,9 @@
 //! the task. If both are ready in the same poll, `a` wins.
 //!
 //! Read first: the book's "Factoring With .await", `timeout` in
-//! runtime/src/time.rs, and `first` in stage3-crawler/src/crawling.rs.
+//! runtime/src/time.rs, and `crawl_until` in stage3-crawler/src/crawling.rs
+//! (which races `join` against Ctrl-C; don't read runtime/src/future.rs's
+//! `select` until you are done: it is this exercise's answer).
 //! Check: `cargo run -p exercises -- check 10`. Stuck: `... -- hint 10`.
 
 use std::future::Future;

@@ -28,6 +28,7 @@ pub struct Exchange {
     pub body: Vec<u8>,
 }
 
+// ANCHOR: hear_exchanges
 /// Who hears every exchange: one call per response, whatever its status
 /// (robots.txt, sitemaps and redirects included), before the client
 /// decodes it. The future may wait, to slow the crawl down to a listener
@@ -36,3 +37,4 @@ pub trait HearExchanges {
     /// Takes one exchange.
     fn exchange(&self, exchange: Exchange) -> Pin<Box<dyn Future<Output = ()> + '_>>;
 }
+// ANCHOR_END: hear_exchanges
