@@ -10,7 +10,7 @@ use url::Url;
 /// callback-driven fetcher per URL, and prints each URL as it is fetched.
 /// Plain HTTP only.
 #[derive(Debug, PartialEq, Parser)]
-#[command(name = "stage1-callbacks", version)]
+#[command(name = "stage1-callbacks", version, allow_negative_numbers = true)]
 pub struct Args {
     /// Where to start (`http://` is added when there is no scheme). With no
     /// URL, crawls a demo site that it starts on 127.0.0.1.

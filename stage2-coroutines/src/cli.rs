@@ -11,7 +11,7 @@ use crate::Style;
 /// Crawls every page reachable from URL on the same host and port, a task per URL,
 /// and prints each URL as it is fetched. Plain HTTP only.
 #[derive(Debug, PartialEq, Parser)]
-#[command(name = "stage2-coroutines", version)]
+#[command(name = "stage2-coroutines", version, allow_negative_numbers = true)]
 pub struct Args {
     /// Where to start (`http://` is added when there is no scheme). With no
     /// URL, crawls a demo site that it starts on 127.0.0.1.

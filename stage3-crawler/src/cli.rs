@@ -31,7 +31,18 @@ use crate::warc::Info;
 /// Crawls every page reachable from the roots on the roots' hosts, then
 /// prints a report on stdout. Logs and the progress line go to stderr.
 #[derive(Clone, Debug, Parser)]
-#[command(name = "stage3-crawler", version, after_help = AFTER_HELP)]
+// `allow_negative_numbers`: `--max-tasks -5` is a bad value for
+// `--max-tasks` ("-5 is not in 1..=100000"), not a flag `-5` (clap's tip
+// for that, `-- -5`, would crawl a host called "-5"). `override_usage`:
+// after a mistyped flag clap suggests the nearest one and would show it in
+// the usage line as if it were required (`--frobnicate` -> `--frontier <URL>`).
+#[command(
+    name = "stage3-crawler",
+    version,
+    after_help = AFTER_HELP,
+    allow_negative_numbers = true,
+    override_usage = "stage3-crawler [OPTIONS] [ROOT]..."
+)]
 pub struct Args {
     /// Root URLs. A root without a scheme gets http://. With no root, the
     /// crawler starts the demo site in-process and crawls that.
@@ -161,7 +172,7 @@ pub struct Args {
 
     /// Queue at most N URLs in all (roots included).
     #[arg(long = "max-pages", alias = "max_pages", value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = clap::builder::RangedI64ValueParser::<u64>::new().range(1..))]
     pub max_pages: Option<u64>,
 
     /// The report on stdout: the chapter's text, or JSON Lines (one object

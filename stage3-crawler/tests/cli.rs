@@ -42,6 +42,57 @@ fn usage_errors_exit_2_with_a_clear_message() {
     }
 }
 
+/// What a newcomer types by mistake gets an answer in their terms, whole:
+/// a negative number is a bad value for its option (not a flag, with a tip
+/// that would crawl a host called "-5"), a root that cannot be a host is a
+/// usage error (not a DNS failure), and a mistyped flag's usage line shows
+/// the common form, not the suggested flag as if it were required.
+#[test]
+fn newcomers_mistakes_are_usage_errors_in_their_terms() {
+    for (args, expected) in [
+        (
+            &["--max-tasks", "-5"][..],
+            "error: invalid value '-5' for '--max-tasks <N>': -5 is not in 1..=100000\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["--max-pages", "-1"],
+            "error: invalid value '-1' for '--max-pages <N>': -1 is not in 1..9223372036854775807\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["-5"],
+            "error: invalid value '-5' for '[ROOT]...': -5: \"-5\" cannot be a host name \
+             (its label \"-5\" starts or ends with a hyphen)\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["8000"],
+            "error: invalid value '8000' for '[ROOT]...': 8000 is a number, not a host \
+             (an address has four parts: 127.0.0.1)\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["http://exa mple.com/"],
+            "error: invalid value 'http://exa mple.com/' for '[ROOT]...': http://exa mple.com/ \
+             is not a URL: its host, \"exa mple.com\", has a space in it\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["--frobnicate"],
+            "error: unexpected argument '--frobnicate' found\n\n  \
+             tip: a similar argument exists: '--frontier'\n\n\
+             Usage: stage3-crawler [OPTIONS] [ROOT]...\n\n\
+             For more information, try '--help'.\n",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(text(&out.stderr), expected, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
 #[test]
 fn help_explains_every_option() {
     let out = run(&["--help"]);

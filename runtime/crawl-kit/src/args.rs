@@ -23,6 +23,12 @@ pub fn parse_root(arg: &str, schemes: &[&str]) -> Result<Url, String> {
     } else {
         format!("http://{arg}")
     };
+    let written = host_as_written(&with_scheme);
+    if written.contains(char::is_whitespace) {
+        return Err(format!(
+            "{arg} is not a URL: its host, {written:?}, has a space in it"
+        ));
+    }
     let url = Url::parse(&with_scheme).map_err(|e| format!("{arg} is not a URL: {e}"))?;
     if !schemes.contains(&url.scheme()) {
         return Err(format!(
@@ -38,7 +44,46 @@ pub fn parse_root(arg: &str, schemes: &[&str]) -> Result<Url, String> {
     if url.host_str().is_none_or(str::is_empty) {
         return Err(format!("{arg} has no host"));
     }
+    // The URL standard reads a bare number as an IPv4 address (`5` is
+    // 0.0.0.5): on a command line it is a mistyped option or port, not a
+    // machine anyone meant.
+    if !written.is_empty() && written.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{arg} is a number, not a host (an address has four parts: 127.0.0.1)"
+        ));
+    }
+    if let Some(url::Host::Domain(domain)) = url.host() {
+        // RFC 1123: a label of a host name neither starts nor ends with a
+        // hyphen. Such a name could never resolve; saying so here beats a
+        // DNS failure later (and catches `-5` typed for an option's value).
+        if let Some(label) = domain
+            .split('.')
+            .find(|label| label.starts_with('-') || label.ends_with('-'))
+        {
+            return Err(format!(
+                "{arg}: {domain:?} cannot be a host name (its label {label:?} starts or ends with a hyphen)"
+            ));
+        }
+    }
     Ok(url)
+}
+
+/// The host of `url` as the user wrote it, before the URL parser reads
+/// it: after `scheme://` and any `user@`, up to the port, path, query or
+/// fragment. Empty if there is none.
+fn host_as_written(url: &str) -> &str {
+    let Some((_, rest)) = url.split_once("://") else {
+        return "";
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if host.starts_with('[') {
+        // An IPv6 literal: its colons are not a port's.
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.split(':').next().unwrap_or_default()
 }
 
 /// Whether `arg` starts with a scheme: letters (then letters, digits, `+`,
@@ -129,8 +174,42 @@ mod tests {
         assert_eq!(http("http:"), Err("http: is not a URL: empty host".into()));
         assert_eq!(
             http("exa mple.com"),
-            Err("exa mple.com is not a URL: invalid international domain name".into())
+            Err(r#"exa mple.com is not a URL: its host, "exa mple.com", has a space in it"#.into())
         );
+        assert_eq!(
+            http("http://exa mple.com/"),
+            Err(
+                r#"http://exa mple.com/ is not a URL: its host, "exa mple.com", has a space in it"#
+                    .into()
+            )
+        );
+        assert_eq!(
+            http("-5"),
+            Err(
+                r#"-5: "-5" cannot be a host name (its label "-5" starts or ends with a hyphen)"#
+                    .into()
+            )
+        );
+        assert_eq!(
+            http("http://a.b-/x"),
+            Err(r#"http://a.b-/x: "a.b-" cannot be a host name (its label "b-" starts or ends with a hyphen)"#.into())
+        );
+        for number in ["5", "100", "http://5/", "5:8000"] {
+            assert_eq!(
+                http(number),
+                Err(format!(
+                    "{number} is a number, not a host (an address has four parts: 127.0.0.1)"
+                ))
+            );
+        }
+        // A space after the host is the path's business, and an address
+        // in brackets keeps its colons.
+        assert_eq!(
+            http("example.com/a b"),
+            Ok("http://example.com/a%20b".into())
+        );
+        assert_eq!(http("[::1]:8000/"), Ok("http://[::1]:8000/".into()));
+        assert_eq!(http("a-b.example"), Ok("http://a-b.example/".into()));
         assert_eq!(
             http("example.com:99999"),
             Err("example.com:99999 is not a URL: invalid port number".into())
