@@ -1,6 +1,7 @@
 # Stage 1 crawling the demo site it starts itself. Pages finish in a
 # different order every run, so we keep the first line (the root, which
-# always finishes first), the error lines sorted, a count of the rest, and
+# always finishes first), the error lines and the pages not searched for
+# links, sorted, a count of the rest, and
 # the closing line with its time and concurrency replaced by X.X and C.
 echo "\$ cargo run -p stage1-callbacks"
 cargo run -q -p stage1-callbacks 2>&1 \
@@ -9,7 +10,7 @@ cargo run -q -p stage1-callbacks 2>&1 \
            -e 's/concurrency = [0-9]+/concurrency = C/' \
   | awk '
       NR <= 2 { print; next }
-      /^error:/ { print | "LC_ALL=C sort"; next }
+      /^error:|not searched for links/ { print | "LC_ALL=C sort"; next }
       /URLs fetched/ { summary = $0; next }
       { others++ }
       END {

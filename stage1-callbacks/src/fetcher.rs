@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use crawl_kit::links::same_host;
 use crawl_kit::report::Outcome;
-use crawl_kit::response::{self, MAX_RESPONSE};
+use crawl_kit::response::{self, MAX_RESPONSE, NOT_UTF8};
 use log::debug;
 use mio::net::TcpStream;
 use mio::{Interest, Token};
@@ -175,17 +175,21 @@ impl Fetcher {
         self.close(event_loop);
 
         let raw = self.response.take();
-        let links = match response::parse(&raw) {
-            Ok(response) if response.is_markup() => {
-                let parse_links = self.crawl.borrow().options.parse_links;
-                parse_links(response.body, &self.url)
-            }
-            Ok(_) => Vec::new(),
+        let url = self.url.clone();
+        // A page is searched for links if it is HTML (or XML) in UTF-8;
+        // one in another encoding is fetched, not searched, and says so.
+        let (outcome, links) = match response::parse(&raw) {
+            Ok(response) if response.is_markup() => match response.text() {
+                Some(text) => {
+                    let parse_links = self.crawl.borrow().options.parse_links;
+                    (Outcome::Fetched(url), parse_links(text, &self.url))
+                }
+                None => (Outcome::Unsearched(url, NOT_UTF8.into()), Vec::new()),
+            },
+            Ok(_) => (Outcome::Fetched(url), Vec::new()),
             Err(e) => return self.fail(event_loop, e.to_string()),
         };
-        self.crawl
-            .borrow_mut()
-            .record(Outcome::Fetched(self.url.clone()));
+        self.crawl.borrow_mut().record(outcome);
 
         for link in links {
             // Stay on the host and port we started from.

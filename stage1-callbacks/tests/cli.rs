@@ -35,17 +35,18 @@ fn crawls_a_site_and_prints_each_url_then_a_summary() {
     assert_eq!(lines[0], root);
     let mut printed: Vec<String> = lines[..137].iter().map(|l| l.to_string()).collect();
     printed.sort_unstable();
+    // The two pages not in UTF-8 are fetched and not searched, and say so;
+    // nothing on a normal run of the demo site is an error.
     let not_utf8 = [
         "/charset/header-windows-1252.html",
         "/charset/meta-latin1.html",
-        "/static/logo.png",
     ];
     let mut want: Vec<String> = site
         .expected()
         .into_iter()
         .filter(|e| e.url != site.url("/charset/from-latin1.html"))
         .map(|e| match not_utf8.iter().find(|p| site.url(p) == e.url) {
-            Some(_) => format!("error: {} (body is not UTF-8)", e.url),
+            Some(_) => format!("{} (not searched for links: body is not UTF-8)", e.url),
             None => e.url,
         })
         .collect();

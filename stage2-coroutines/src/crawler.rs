@@ -26,7 +26,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crawl_kit::links::{extract_links, same_host};
-use crawl_kit::response;
+use crawl_kit::response::{self, NOT_UTF8};
 use url::Url;
 
 use crate::chapter_future;
@@ -205,11 +205,16 @@ impl Fetcher {
             Ok(response) => response,
             Err(e) => return Outcome::Failed(self.url.clone(), e.to_string()),
         };
-        if response.is_markup() {
-            for link in extract_links(response.body, &self.url) {
-                if same_host(&self.crawler.root, &link) {
-                    self.crawler.add(link);
-                }
+        if !response.is_markup() {
+            return Outcome::Fetched(self.url.clone());
+        }
+        // A page in another encoding than UTF-8 is fetched, not searched.
+        let Some(text) = response.text() else {
+            return Outcome::Unsearched(self.url.clone(), NOT_UTF8.into());
+        };
+        for link in extract_links(text, &self.url) {
+            if same_host(&self.crawler.root, &link) {
+                self.crawler.add(link);
             }
         }
         Outcome::Fetched(self.url.clone())

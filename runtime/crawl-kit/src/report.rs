@@ -9,10 +9,14 @@ use std::time::Duration;
 use url::Url;
 
 /// What became of one URL.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
     /// The URL was fetched (and its links, if any, followed).
     Fetched(Url),
+    /// The URL was fetched, but not searched for links, and why: a page
+    /// whose body is not UTF-8, which stages 1 and 2 cannot read (the
+    /// chapter's crawler cannot either). Not an error: the server answered.
+    Unsearched(Url, String),
     /// The URL and why it failed.
     Failed(Url, String),
 }
@@ -21,16 +25,18 @@ impl Outcome {
     /// The URL this outcome is about.
     pub fn url(&self) -> &Url {
         match self {
-            Outcome::Fetched(url) | Outcome::Failed(url, _) => url,
+            Outcome::Fetched(url) | Outcome::Unsearched(url, _) | Outcome::Failed(url, _) => url,
         }
     }
 }
 
-/// The line the crawler prints: the URL, or `error: URL (reason)`.
+/// The line the crawler prints: the URL, `URL (not searched for links:
+/// reason)`, or `error: URL (reason)`.
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Fetched(url) => write!(f, "{url}"),
+            Outcome::Unsearched(url, why) => write!(f, "{url} (not searched for links: {why})"),
             Outcome::Failed(url, reason) => write!(f, "error: {url} ({reason})"),
         }
     }
@@ -51,21 +57,23 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether `url` was fetched (not failed).
+    /// Whether `url` was fetched (not failed; searched for links or not).
     pub fn fetched(&self, url: &Url) -> bool {
-        self.outcomes
-            .iter()
-            .any(|o| matches!(o, Outcome::Fetched(u) if u == url))
+        self.outcomes.iter().any(|o| match o {
+            Outcome::Fetched(u) | Outcome::Unsearched(u, _) => u == url,
+            Outcome::Failed(..) => false,
+        })
     }
 
-    /// The URLs fetched, and the failed ones with their reasons, each
-    /// sorted: what a test compares with the demo site's answer key.
+    /// The URLs fetched (searched for links or not), and the failed ones
+    /// with their reasons, each sorted: what a test compares with the demo
+    /// site's answer key.
     pub fn split(&self) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
         let mut fetched = BTreeSet::new();
         let mut failed = BTreeSet::new();
         for outcome in &self.outcomes {
             match outcome {
-                Outcome::Fetched(url) => {
+                Outcome::Fetched(url) | Outcome::Unsearched(url, _) => {
                     fetched.insert(url.to_string());
                 }
                 Outcome::Failed(url, reason) => {

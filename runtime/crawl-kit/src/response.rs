@@ -12,15 +12,15 @@ use std::fmt;
 /// whatever comes, so one endless response would fill the crawler's memory.
 pub const MAX_RESPONSE: usize = 16 * 1024 * 1024;
 
-/// A response we can use: the status, the media type, and the body as text.
+/// A response we can use: the status, the media type, and the body.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Response<'a> {
     /// The status code.
     pub status: u16,
     /// The `Content-Type` header, if there was one.
     pub content_type: Option<String>,
-    /// The body, as text.
-    pub body: &'a str,
+    /// The body, as it came.
+    pub body: &'a [u8],
 }
 
 /// Why a response could not be used. `Display` is the reason on the
@@ -43,8 +43,6 @@ pub enum ResponseError {
     /// A `Transfer-Encoding` (chunked, gzip, ...): HTTP/1.0, which we speak,
     /// has none, so the server should not have sent one.
     Encoded(String),
-    /// The body is not UTF-8, so it is not text we can search for links.
-    NotUtf8,
 }
 
 impl fmt::Display for ResponseError {
@@ -60,7 +58,6 @@ impl fmt::Display for ResponseError {
                 f,
                 "unexpected Transfer-Encoding: {te} (we asked for HTTP/1.0)"
             ),
-            ResponseError::NotUtf8 => f.write_str("body is not UTF-8"),
         }
     }
 }
@@ -106,7 +103,6 @@ pub fn parse(raw: &[u8]) -> Result<Response<'_>, ResponseError> {
         }
         body = body.get(..promised).unwrap_or(body);
     }
-    let body = std::str::from_utf8(body).map_err(|_| ResponseError::NotUtf8)?;
     Ok(Response {
         // httparse sets the code whenever it returns Complete.
         status: head.code.unwrap_or_default(),
@@ -116,7 +112,18 @@ pub fn parse(raw: &[u8]) -> Result<Response<'_>, ResponseError> {
 }
 // ANCHOR_END: parse
 
+/// Why a page whose [`Response::text`] is `None` was not searched for
+/// links: the line reads `URL (not searched for links: body is not UTF-8)`.
+pub const NOT_UTF8: &str = "body is not UTF-8";
+
 impl Response<'_> {
+    /// The body as text to search for links: stages 1 and 2 read UTF-8
+    /// only, as the chapter's `decode('utf-8')` does. `None` for a body in
+    /// another encoding, which they fetch but do not search.
+    pub fn text(&self) -> Option<&str> {
+        std::str::from_utf8(self.body).ok()
+    }
+
     /// Whether the body is a document whose `href`s are links: HTML, XHTML
     /// or XML. A text file that mentions `<a href="...">` is not.
     pub fn is_markup(&self) -> bool {
@@ -143,7 +150,7 @@ mod tests {
             Ok(Response {
                 status: 200,
                 content_type: Some("text/html; charset=utf-8".into()),
-                body: "<a href=\"/b\">b</a>",
+                body: b"<a href=\"/b\">b</a>",
             })
         );
     }
@@ -152,7 +159,7 @@ mod tests {
     fn error_statuses_are_responses_too() {
         let raw = b"HTTP/1.1 404 Not Found\r\n\r\n";
         let response = parse(raw).unwrap();
-        assert_eq!((response.status, response.body), (404, ""));
+        assert_eq!((response.status, response.body), (404, &b""[..]));
         assert!(!response.is_markup());
     }
 
@@ -176,7 +183,7 @@ mod tests {
     #[test]
     fn content_length_trims_the_body_and_detects_a_short_one() {
         let raw = b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nabcdef";
-        assert_eq!(parse(raw).unwrap().body, "abc");
+        assert_eq!(parse(raw).unwrap().body, b"abc");
         let raw = b"HTTP/1.0 200 OK\r\nContent-Length: 500\r\n\r\nabc";
         assert_eq!(
             parse(raw).unwrap_err().to_string(),
@@ -191,7 +198,7 @@ mod tests {
 
     #[test]
     fn broken_responses_have_clear_reasons() {
-        let cases: [(&[u8], &str); 5] = [
+        let cases: [(&[u8], &str); 4] = [
             (b"", "empty response"),
             (
                 b"\xff\xfeTHIS IS NOT HTTP\r\n\r\n",
@@ -205,14 +212,21 @@ mod tests {
                 b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\nab",
                 "unexpected Transfer-Encoding: chunked (we asked for HTTP/1.0)",
             ),
-            (
-                b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\nCaf\xe9",
-                "body is not UTF-8",
-            ),
         ];
         for (raw, reason) in cases {
             assert_eq!(parse(raw).unwrap_err().to_string(), reason);
         }
+    }
+
+    #[test]
+    fn a_body_in_another_encoding_is_a_response_without_text() {
+        let raw = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\nCaf\xe9";
+        let response = parse(raw).unwrap();
+        assert_eq!(response.body, b"Caf\xe9");
+        assert_eq!(response.text(), None);
+        assert!(response.is_markup());
+        let utf8 = parse(b"HTTP/1.0 200 OK\r\n\r\nCaf\xc3\xa9").unwrap();
+        assert_eq!(utf8.text(), Some("Caf\u{e9}"));
     }
 
     #[test]
