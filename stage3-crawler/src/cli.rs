@@ -180,7 +180,8 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Report::Text)]
     pub report: Report,
 
-    /// Show a progress line on stderr.
+    /// Show a progress line on stderr, redrawn in place; when the crawl
+    /// ends, its last state stays, however short the crawl.
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = progress::When::Auto)]
     pub progress: progress::When,
 

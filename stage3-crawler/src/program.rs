@@ -325,8 +325,8 @@ fn crawl(
         let outcome = crawler.crawl_until(stop).await;
         if let Some(progress) = progress {
             progress.cancel();
+            progress::finish(&crawler);
         }
-        progress::clear();
         // Keep counting Ctrl-C while the report is written.
         (outcome, interrupt)
     })?;

@@ -412,6 +412,39 @@ fn a_bad_ca_file_is_a_usage_error() {
     }
 }
 
+/// `--progress always` shows the line even when the crawl is over before
+/// its first redraw (the demo site takes about 50 ms, the line is redrawn
+/// every 250): the last line, with the crawl's final numbers, stays.
+#[test]
+fn progress_always_shows_the_final_line_of_a_short_crawl() {
+    let site = DemoSite::start_default().unwrap();
+    let out = run(&[
+        &site.url("/"),
+        "-q",
+        "--progress",
+        "always",
+        "--report",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    let fetched = stdout
+        .lines()
+        .filter(|l| l.starts_with("{\"url\"") && !l.contains("\"skipped\""))
+        .count();
+    assert!(stdout.contains(&format!("\"done\":{fetched},")), "{stdout}");
+    let err = text(&out.stderr);
+    let last =
+        Regex::new(r"\r\x1b\[K(\d+) done, 0 queued, 0 in flight, \d+ errors, \d+\.\d pages/s\n$")
+            .unwrap();
+    let done: usize = last.captures(&err).unwrap_or_else(|| panic!("{err:?}"))[1]
+        .parse()
+        .unwrap();
+    assert_eq!(done, fetched);
+    // One line, ended: drawn over in place before it, never twice ended.
+    assert_eq!(err.matches('\n').count(), 1, "{err:?}");
+}
+
 #[test]
 fn ctrl_c_prints_interrupted_and_the_report_and_exits_130() {
     // Slow enough that the crawl is still running when we interrupt it.
