@@ -1,5 +1,5 @@
-//! Content-Encoding: undoing gzip, deflate and br, with a cap on what comes
-//! out.
+//! Content and transfer codings: undoing gzip, deflate and br, with a cap
+//! on what comes out.
 //!
 //! Compression saves a crawl most of its bytes on the wire (HTML shrinks
 //! four- to tenfold), so the client asks for it. It also opens a door: a
@@ -20,11 +20,22 @@ pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 /// Bytes decoded per read: the most memory decoding holds beyond the body.
 const CHUNK: usize = 16 * 1024;
 
+/// Which header named a coding: a transfer coding (`Transfer-Encoding`,
+/// a property of this one message) or a content coding
+/// (`Content-Encoding`, a property of the page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// `Transfer-Encoding`, less its final `chunked`.
+    Transfer,
+    /// `Content-Encoding`.
+    Content,
+}
+
 /// Why a body could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DecodeError {
-    /// A coding we do not speak (`compress`, `zstd` ...).
-    Unsupported(String),
+    /// A coding we do not speak (`compress`, `zstd` ...), and where.
+    Unsupported(Layer, String),
     /// The stream is corrupt or cut short.
     Corrupt {
         /// The coding being undone.
@@ -42,8 +53,11 @@ pub enum DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecodeError::Unsupported(coding) => {
+            DecodeError::Unsupported(Layer::Content, coding) => {
                 write!(f, "unsupported Content-Encoding {coding:?}")
+            }
+            DecodeError::Unsupported(Layer::Transfer, coding) => {
+                write!(f, "unsupported transfer coding {coding:?}")
             }
             DecodeError::Corrupt { coding, message } => {
                 write!(f, "{coding} body is corrupt: {message}")
@@ -69,15 +83,33 @@ pub fn decode_body(
     body: Vec<u8>,
     max: u64,
 ) -> Result<Vec<u8>, DecodeError> {
-    let codings: Vec<String> = content_encoding
-        .unwrap_or("")
-        .split(',')
+    let codings = codings(content_encoding.into_iter());
+    undo(Layer::Content, &codings, body, max)
+}
+
+/// The codings named by every field line of a list-valued header, in the
+/// order they were applied: lines with the same name form one list (RFC
+/// 9110 section 5.3), so `identity` then `gzip` on two lines is `gzip`.
+/// Lower-cased; `identity` and empty items dropped.
+pub fn codings<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
+    values
+        .flat_map(|value| value.split(','))
         .map(|c| c.trim().to_ascii_lowercase())
         .filter(|c| !c.is_empty() && c != "identity")
-        .collect();
+        .collect()
+}
+
+/// Undoes `codings` (applied in that order, so undone last first) on
+/// `body`; no step, and not the result, may pass `max` bytes.
+pub fn undo(
+    layer: Layer,
+    codings: &[String],
+    body: Vec<u8>,
+    max: u64,
+) -> Result<Vec<u8>, DecodeError> {
     let mut body = body;
     for coding in codings.iter().rev() {
-        body = decode_one(coding, &body, max)?;
+        body = decode_one(layer, coding, &body, max)?;
     }
     if body.len() as u64 > max {
         return Err(DecodeError::TooLarge { limit: max });
@@ -87,7 +119,7 @@ pub fn decode_body(
 
 /// Undoes one coding, reading the decoder a chunk at a time and stopping
 /// as soon as the output passes `max`.
-fn decode_one(coding: &str, body: &[u8], max: u64) -> Result<Vec<u8>, DecodeError> {
+fn decode_one(layer: Layer, coding: &str, body: &[u8], max: u64) -> Result<Vec<u8>, DecodeError> {
     let mut decoder: Box<dyn Read + '_> = match coding {
         "gzip" | "x-gzip" => Box::new(MultiGzDecoder::new(body)),
         // "deflate" means zlib-wrapped, but some servers send it raw: the
@@ -96,7 +128,7 @@ fn decode_one(coding: &str, body: &[u8], max: u64) -> Result<Vec<u8>, DecodeErro
         "deflate" if is_zlib(body) => Box::new(ZlibDecoder::new(body)),
         "deflate" => Box::new(DeflateDecoder::new(body)),
         "br" => Box::new(brotli::Decompressor::new(body, CHUNK)),
-        other => return Err(DecodeError::Unsupported(other.to_string())),
+        other => return Err(DecodeError::Unsupported(layer, other.to_string())),
     };
     let corrupt = |e: io::Error| DecodeError::Corrupt {
         coding: coding.to_string(),
@@ -194,7 +226,7 @@ mod tests {
     fn unknown_and_corrupt_streams_say_what_is_wrong() {
         assert_eq!(
             decode_body(Some("zstd"), TEXT.to_vec(), 100),
-            Err(DecodeError::Unsupported("zstd".into()))
+            Err(DecodeError::Unsupported(Layer::Content, "zstd".into()))
         );
         let e = decode_body(Some("gzip"), b"not gzip at all".to_vec(), 100).unwrap_err();
         assert!(

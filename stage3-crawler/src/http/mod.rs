@@ -30,7 +30,7 @@ use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
 use conn::Connection;
-pub use decode::{ACCEPT_ENCODING, DecodeError, decode_body};
+pub use decode::{ACCEPT_ENCODING, DecodeError, Layer, decode_body};
 pub use error::FetchError;
 pub use exchange::{Exchange, HearExchanges};
 use pool::{Origin, Pool};
@@ -329,11 +329,16 @@ fn as_exchange(url: &Url, sent: SystemTime, request: Vec<u8>, response: &mut Res
     }
 }
 
-/// The response with its Content-Encoding undone, within `max_body`.
+/// The response with its transfer codings undone, then its content
+/// codings (the server applied them the other way round), within
+/// `max_body` at every step: stacking codings builds no bigger bomb.
 fn decoded(mut response: Response, max_body: u64) -> Result<Response, FetchError> {
-    let coding = response.header("content-encoding").map(str::to_string);
+    let content = decode::codings(response.headers_named("content-encoding"));
+    let transfer = std::mem::take(&mut response.transfer_codings);
     let body = std::mem::take(&mut response.body);
-    match decode_body(coding.as_deref(), body, max_body) {
+    let body = decode::undo(Layer::Transfer, &transfer, body, max_body)
+        .and_then(|body| decode::undo(Layer::Content, &content, body, max_body));
+    match body {
         Ok(body) => {
             response.body = body;
             Ok(response)

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::conn::Connection;
+use super::decode;
 use super::error::FetchError;
 
 /// A response head may not be larger than this.
@@ -35,6 +36,10 @@ pub struct Response {
     pub raw_head: Vec<u8>,
     /// Whether the body came chunked.
     pub chunked: bool,
+    /// The transfer codings still on `body` once it is de-chunked (`gzip`
+    /// in `Transfer-Encoding: gzip, chunked`), in the order they were
+    /// applied; [`Client::get`](super::Client::get) undoes them first.
+    pub transfer_codings: Vec<String>,
     /// The address of the server that sent it, if the socket knew it.
     pub peer: Option<std::net::IpAddr>,
 }
@@ -48,7 +53,10 @@ impl Response {
             .map(|(_, v)| v.as_str())
     }
 
-    fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    /// Every header called `name`: field lines with the same name form
+    /// one list (RFC 9110 section 5.3), so a list-valued header is read
+    /// from all of them, never the first alone.
+    pub fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.headers
             .iter()
             .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
@@ -128,6 +136,7 @@ pub(crate) async fn read_response(
     };
     response.wire_size = response.body.len() as u64;
     response.chunked = framing == Framing::Chunked;
+    response.transfer_codings = transfer_codings(&response, framing);
     let reusable = framing != Framing::Close && response.keep_alive();
     Ok((response, reusable))
 }
@@ -211,6 +220,7 @@ fn parse_head(conn: &mut Connection, keep_head: bool) -> Result<Option<Response>
             Vec::new()
         },
         chunked: false,
+        transfer_codings: Vec::new(),
         peer: None,
     };
     conn.buf.drain(..len);
@@ -222,10 +232,11 @@ fn framing(response: &Response) -> Result<Framing, FetchError> {
     if response.status == 204 || response.status == 304 {
         return Ok(Framing::Empty);
     }
-    if let Some(te) = response.header("transfer-encoding") {
-        // Chunked must be the last coding; any other ends at close.
-        let last = te.rsplit(',').next().unwrap_or("").trim();
-        return Ok(if last.eq_ignore_ascii_case("chunked") {
+    let te = decode::codings(response.headers_named("transfer-encoding"));
+    if response.headers_named("transfer-encoding").next().is_some() {
+        // Chunked must be the last coding (of every Transfer-Encoding line
+        // together); without it, the body ends at close.
+        return Ok(if te.last().is_some_and(|c| c == "chunked") {
             Framing::Chunked
         } else {
             Framing::Close
@@ -254,6 +265,18 @@ fn framing(response: &Response) -> Result<Framing, FetchError> {
         }
     }
     Ok(length.map_or(Framing::Close, Framing::Length))
+}
+
+/// The transfer codings left on the body once its framing is undone: all
+/// of `Transfer-Encoding` but a final `chunked`, which the framing undid.
+/// Whatever is left is undone with the content codings, or the URL fails
+/// with the coding's name: a body is never parsed with a coding still on.
+fn transfer_codings(response: &Response, framing: Framing) -> Vec<String> {
+    let mut codings = decode::codings(response.headers_named("transfer-encoding"));
+    if framing == Framing::Chunked {
+        codings.pop();
+    }
+    codings
 }
 
 async fn read_length(
