@@ -395,6 +395,7 @@ mod tests {
             head: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n".to_vec(),
             chunked: false,
             body: b"x".to_vec(),
+            truncated: false,
         }
     }
 

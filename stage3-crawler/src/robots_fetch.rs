@@ -6,7 +6,7 @@
 
 use url::Url;
 
-use crate::http::{Client, FetchError, Response};
+use crate::http::{Cap, Client, Response};
 use crate::logging::CrawlLog;
 use crate::politeness::RobotsOutcome;
 use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsSource};
@@ -38,14 +38,11 @@ pub async fn fetch_robots(
     let origin = robots_url.origin().ascii_serialization();
     let mut url = robots_url;
     for _ in 0..=MAX_ROBOTS_REDIRECTS {
-        let response = match client.get_retrying(&url, max_tries).await {
+        // A file over --max-body is cut there, not refused: its first
+        // 500 KiB must be obeyed however long it is (RFC 9309 2.5), so a
+        // bigger robots.txt never means fewer rules.
+        let response = match client.get_retrying(&url, max_tries, Cap::Cut).await {
             Ok(response) => response,
-            // Over the size cap: a response came, but not one we can read
-            // rules from. The RFC treats an unparsable file as no rules.
-            Err(FetchError::TooLarge { status, .. }) => {
-                let verdict = "too large to read: no rules".to_string();
-                return known(RobotsSource::AllowAll, &origin, Some(status), verdict);
-            }
             Err(error) => {
                 let exception = error.to_exception();
                 let verdict = format!("unreachable: {}", exception.message);
@@ -83,10 +80,13 @@ fn parsed(response: &Response, token: &str, origin: &str) -> RobotsFetch {
     let body = &response.body[..response.body.len().min(MAX_ROBOTS_BYTES)];
     let source = RobotsSource::File(RobotsSource::text_of(body));
     let robots = source.rules(token);
-    let verdict = match robots.rule_count() {
+    let mut verdict = match robots.rule_count() {
         1 => "1 rule".to_string(),
         n => format!("{n} rules"),
     };
+    if response.truncated || response.body.len() > MAX_ROBOTS_BYTES {
+        verdict.push_str(", from the first 500 KiB of a longer file");
+    }
     RobotsFetch::Known(
         robots,
         outcome(origin, Some(response.status), verdict),

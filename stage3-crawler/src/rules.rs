@@ -18,7 +18,7 @@ use url::Url;
 use crate::config::Config;
 use crate::depth::DepthLimit;
 use crate::host::HostRules;
-use crate::http::Client;
+use crate::http::{Cap, Client};
 use crate::journal::Journal;
 use crate::logging::CrawlLog;
 use crate::politeness::{self, Politeness, RobotsOutcome};
@@ -245,7 +245,11 @@ impl WebRules {
     /// depth) applies.
     async fn read(&self, url: &Url) -> Vec<Url> {
         let mut pages = Vec::new();
-        let outcome = match self.client.get_retrying(url, self.max_tries).await {
+        let outcome = match self
+            .client
+            .get_retrying(url, self.max_tries, Cap::Fail)
+            .await
+        {
             Err(e) => format!("failed: {e}"),
             Ok(response) if response.status != 200 => format!("{}: not read", response.status),
             Ok(response) => match parse_sitemap(&response.body, url) {

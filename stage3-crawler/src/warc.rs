@@ -121,6 +121,10 @@ impl Records {
         };
         let mut response = common("response", &response_id, &request_id);
         response.push(("Content-Type", "application/http;msgtype=response".into()));
+        if exchange.truncated {
+            // The record holds less than the response had (WARC 1.1, 5.13).
+            response.push(("WARC-Truncated", "length".into()));
+        }
         let head = response_head(&exchange.head, exchange.chunked, exchange.body.len());
         let body = exchange.body.as_slice();
         self.record(&response, &[&head, body], Some(body), out)?;
@@ -405,6 +409,7 @@ mod tests {
             head: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n".to_vec(),
             chunked: false,
             body: b"hi".to_vec(),
+            truncated: false,
         }
     }
 

@@ -109,7 +109,7 @@ pub fn undo(
 ) -> Result<Vec<u8>, DecodeError> {
     let mut body = body;
     for coding in codings.iter().rev() {
-        body = decode_one(layer, coding, &body, max)?;
+        body = decode_one(layer, coding, &body, max, false)?;
     }
     if body.len() as u64 > max {
         return Err(DecodeError::TooLarge { limit: max });
@@ -117,9 +117,36 @@ pub fn undo(
     Ok(body)
 }
 
+/// [`undo`] for a body of which only the first part matters, perhaps
+/// itself cut short: what decodes within `max` bytes is kept, and a
+/// stream that ends early (it was cut) or goes on past `max` ends the
+/// decoding there instead of failing it. A coding we do not speak still
+/// fails: nothing of such a body can be read.
+pub fn undo_prefix(
+    layer: Layer,
+    codings: &[String],
+    body: Vec<u8>,
+    max: u64,
+) -> Result<Vec<u8>, DecodeError> {
+    let mut body = body;
+    for coding in codings.iter().rev() {
+        body = decode_one(layer, coding, &body, max, true)?;
+    }
+    body.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    Ok(body)
+}
+
 /// Undoes one coding, reading the decoder a chunk at a time and stopping
-/// as soon as the output passes `max`.
-fn decode_one(layer: Layer, coding: &str, body: &[u8], max: u64) -> Result<Vec<u8>, DecodeError> {
+/// as soon as the output passes `max`: with an error, or, for a `prefix`,
+/// with the first `max` bytes (and a corrupt or cut stream then ends the
+/// output where it broke).
+fn decode_one(
+    layer: Layer,
+    coding: &str,
+    body: &[u8],
+    max: u64,
+    prefix: bool,
+) -> Result<Vec<u8>, DecodeError> {
     let mut decoder: Box<dyn Read + '_> = match coding {
         "gzip" | "x-gzip" => Box::new(MultiGzDecoder::new(body)),
         // "deflate" means zlib-wrapped, but some servers send it raw: the
@@ -137,11 +164,20 @@ fn decode_one(layer: Layer, coding: &str, body: &[u8], max: u64) -> Result<Vec<u
     let mut out = Vec::new();
     let mut chunk = vec![0; CHUNK];
     loop {
-        let n = decoder.read(&mut chunk).map_err(corrupt)?;
+        let n = match decoder.read(&mut chunk) {
+            Ok(n) => n,
+            Err(_) if prefix => return Ok(out),
+            Err(e) => return Err(corrupt(e)),
+        };
         if n == 0 {
             return Ok(out);
         }
         if (out.len() + n) as u64 > max {
+            if prefix {
+                let room = usize::try_from(max).unwrap_or(usize::MAX) - out.len();
+                out.extend_from_slice(&chunk[..room]);
+                return Ok(out);
+            }
             return Err(DecodeError::TooLarge { limit: max });
         }
         out.extend_from_slice(&chunk[..n]);

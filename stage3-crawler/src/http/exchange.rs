@@ -26,6 +26,9 @@ pub struct Exchange {
     /// The body: de-chunked, and still content-encoded (compressed) if
     /// the server compressed it.
     pub body: Vec<u8>,
+    /// Whether `body` is only the first `--max-body` bytes of a longer one
+    /// (a robots.txt over the cap is read in part).
+    pub truncated: bool,
 }
 
 // ANCHOR: hear_exchanges

@@ -34,7 +34,7 @@ pub use decode::{ACCEPT_ENCODING, DecodeError, Layer, decode_body};
 pub use error::FetchError;
 pub use exchange::{Exchange, HearExchanges};
 use pool::{Origin, Pool};
-pub use response::Response;
+pub use response::{Cap, Response};
 use stream::Stream;
 use tls::TlsStream;
 
@@ -122,10 +122,16 @@ impl Client {
     /// the fetch timeout bounds the whole attempt, so that a server sending
     /// one byte a second cannot hold a worker forever.
     pub async fn get(&self, url: &Url) -> Result<Response, FetchError> {
+        self.get_capped(url, Cap::Fail).await
+    }
+
+    /// [`get`](Self::get), where `cap` says what a body over `--max-body`
+    /// comes to: a failure, or the body cut there ([`Cap::Cut`]).
+    pub async fn get_capped(&self, url: &Url, cap: Cap) -> Result<Response, FetchError> {
         let limit = self.config.fetch_timeout;
         let request = request(url, &self.config.user_agent);
         let sent = SystemTime::now();
-        let mut response = timeout(limit, self.attempt(url, &request))
+        let mut response = timeout(limit, self.attempt(url, &request, cap))
             .await
             .unwrap_or(Err(FetchError::FetchTimeout(limit)))?;
         let listener = self.listener.borrow().clone();
@@ -134,17 +140,22 @@ impl Client {
                 .exchange(as_exchange(url, sent, request, &mut response))
                 .await;
         }
-        decoded(response, self.config.max_body)
+        decoded(response, self.config.max_body, cap)
     }
 
     /// [`get`](Self::get), trying again on a network error, up to
     /// `max_tries` tries in all, as the crawler's own requests do
     /// (robots.txt, sitemaps).
-    pub async fn get_retrying(&self, url: &Url, max_tries: u32) -> Result<Response, FetchError> {
+    pub async fn get_retrying(
+        &self,
+        url: &Url,
+        max_tries: u32,
+        cap: Cap,
+    ) -> Result<Response, FetchError> {
         let mut tries = 0;
         loop {
             tries += 1;
-            match self.get(url).await {
+            match self.get_capped(url, cap).await {
                 Err(error) if error.is_retryable() && tries < max_tries => {
                     debug!("try {tries} for {url} raised {error}");
                 }
@@ -153,14 +164,14 @@ impl Client {
         }
     }
 
-    async fn attempt(&self, url: &Url, request: &[u8]) -> Result<Response, FetchError> {
+    async fn attempt(&self, url: &Url, request: &[u8], cap: Cap) -> Result<Response, FetchError> {
         let origin = origin(url)?;
         // A pooled connection the server closed a moment ago fails before a
         // single byte of the response arrives. That is not the URL's fault:
         // try once more on a new connection, as browsers do. Only then: a
         // timeout on it was a real wait, and counts as the try it was.
         if let Some(conn) = self.pool.take(&origin) {
-            match self.exchange(conn, &origin, request).await {
+            match self.exchange(conn, &origin, request, cap).await {
                 Err((e, 0)) if e.is_stale_connection() => {
                     debug!("reused connection failed ({e}); retrying on a new one")
                 }
@@ -169,7 +180,7 @@ impl Client {
             }
         }
         let conn = self.connect(&origin).await?;
-        self.exchange(conn, &origin, request)
+        self.exchange(conn, &origin, request, cap)
             .await
             .map_err(|(e, _)| e)
     }
@@ -183,6 +194,7 @@ impl Client {
         mut conn: Connection,
         origin: &Origin,
         request: &[u8],
+        cap: Cap,
     ) -> Result<Response, (FetchError, u64)> {
         let keep_raw = self.listener.borrow().is_some();
         let result = match conn.send(request).await {
@@ -192,6 +204,7 @@ impl Client {
                     self.config.read_timeout,
                     self.config.max_body,
                     keep_raw,
+                    cap,
                 )
                 .await
             }
@@ -326,18 +339,24 @@ fn as_exchange(url: &Url, sent: SystemTime, request: Vec<u8>, response: &mut Res
         head: std::mem::take(&mut response.raw_head),
         chunked: response.chunked,
         body: response.body.clone(),
+        truncated: response.truncated,
     }
 }
 
 /// The response with its transfer codings undone, then its content
 /// codings (the server applied them the other way round), within
 /// `max_body` at every step: stacking codings builds no bigger bomb.
-fn decoded(mut response: Response, max_body: u64) -> Result<Response, FetchError> {
+/// With [`Cap::Cut`], what decodes within `max_body` is kept instead.
+fn decoded(mut response: Response, max_body: u64, cap: Cap) -> Result<Response, FetchError> {
     let content = decode::codings(response.headers_named("content-encoding"));
     let transfer = std::mem::take(&mut response.transfer_codings);
     let body = std::mem::take(&mut response.body);
-    let body = decode::undo(Layer::Transfer, &transfer, body, max_body)
-        .and_then(|body| decode::undo(Layer::Content, &content, body, max_body));
+    let undo = match cap {
+        Cap::Fail => decode::undo,
+        Cap::Cut => decode::undo_prefix,
+    };
+    let body = undo(Layer::Transfer, &transfer, body, max_body)
+        .and_then(|body| undo(Layer::Content, &content, body, max_body));
     match body {
         Ok(body) => {
             response.body = body;

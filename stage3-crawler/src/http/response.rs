@@ -36,6 +36,9 @@ pub struct Response {
     pub raw_head: Vec<u8>,
     /// Whether the body came chunked.
     pub chunked: bool,
+    /// Whether `body` is only the first `--max-body` bytes of a longer
+    /// one: a response read with [`Cap::Cut`], which never fails for size.
+    pub truncated: bool,
     /// The transfer codings still on `body` once it is de-chunked (`gzip`
     /// in `Transfer-Encoding: gzip, chunked`), in the order they were
     /// applied; [`Client::get`](super::Client::get) undoes them first.
@@ -80,6 +83,23 @@ impl Response {
     }
 }
 
+/// What a body over `--max-body` comes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    /// The URL fails: a page cut short is not the page.
+    Fail,
+    /// The body is cut at the limit and marked truncated: for a file of
+    /// which the first part is worth reading alone (robots.txt, whose
+    /// first 500 KiB must be obeyed however long it is: RFC 9309 2.5).
+    Cut,
+}
+
+/// A body read whole, or cut at the limit.
+enum Body {
+    Whole(Vec<u8>),
+    Over(Vec<u8>),
+}
+
 /// How the end of the body is marked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Framing {
@@ -99,6 +119,7 @@ pub(crate) async fn read_response(
     read_timeout: Duration,
     max_body: u64,
     keep_head: bool,
+    cap: Cap,
 ) -> Result<(Response, bool), FetchError> {
     let mut interim = 0;
     let mut response = loop {
@@ -123,21 +144,28 @@ pub(crate) async fn read_response(
         status: response.status,
         content_type: response.header("content-type").map(str::to_string),
     };
-    response.body = match framing {
-        Framing::Empty => Vec::new(),
-        Framing::Length(len) if len > max_body => return Err(too_large(&response)),
-        Framing::Length(len) => read_length(conn, len, read_timeout).await?,
-        Framing::Chunked => read_chunked(conn, read_timeout, max_body)
-            .await?
-            .ok_or_else(|| too_large(&response))?,
-        Framing::Close => read_to_close(conn, read_timeout, max_body)
-            .await?
-            .ok_or_else(|| too_large(&response))?,
+    let body = match framing {
+        Framing::Empty => Body::Whole(Vec::new()),
+        Framing::Length(len) if len > max_body => {
+            Body::Over(read_length(conn, max_body, read_timeout).await?)
+        }
+        Framing::Length(len) => Body::Whole(read_length(conn, len, read_timeout).await?),
+        Framing::Chunked => read_chunked(conn, read_timeout, max_body).await?,
+        Framing::Close => read_to_close(conn, read_timeout, max_body).await?,
+    };
+    response.body = match (body, cap) {
+        (Body::Whole(body), _) => body,
+        (Body::Over(_), Cap::Fail) => return Err(too_large(&response)),
+        (Body::Over(body), Cap::Cut) => {
+            response.truncated = true;
+            body
+        }
     };
     response.wire_size = response.body.len() as u64;
     response.chunked = framing == Framing::Chunked;
     response.transfer_codings = transfer_codings(&response, framing);
-    let reusable = framing != Framing::Close && response.keep_alive();
+    // The rest of a cut body is still on the wire: the connection is done.
+    let reusable = framing != Framing::Close && response.keep_alive() && !response.truncated;
     Ok((response, reusable))
 }
 // ANCHOR_END: read_response
@@ -220,6 +248,7 @@ fn parse_head(conn: &mut Connection, keep_head: bool) -> Result<Option<Response>
             Vec::new()
         },
         chunked: false,
+        truncated: false,
         transfer_codings: Vec::new(),
         peer: None,
     };
@@ -302,44 +331,45 @@ async fn read_length(
     }
 }
 
-/// Reads to end of stream. `None` when the body passes `max_body`.
+/// Reads to end of stream, or its first `max_body` bytes when it is longer.
 async fn read_to_close(
     conn: &mut Connection,
     read_timeout: Duration,
     max_body: u64,
-) -> Result<Option<Vec<u8>>, FetchError> {
+) -> Result<Body, FetchError> {
     loop {
         if conn.buf.len() as u64 > max_body {
-            return Ok(None);
+            let mut body = std::mem::take(&mut conn.buf);
+            body.truncate(usize::try_from(max_body).unwrap_or(usize::MAX));
+            return Ok(Body::Over(body));
         }
         if conn.fill(read_timeout).await? == 0 {
-            return Ok(Some(std::mem::take(&mut conn.buf)));
+            return Ok(Body::Whole(std::mem::take(&mut conn.buf)));
         }
     }
 }
 
 // ANCHOR: read_chunked
 /// Decodes a chunked body: `SIZE-IN-HEX[;ext]\r\n DATA \r\n`, repeated,
-/// ending with a zero size and optional trailer lines. `None` when the
-/// body passes `max_body`.
+/// ending with a zero size and optional trailer lines. A body that passes
+/// `max_body` is cut there.
 async fn read_chunked(
     conn: &mut Connection,
     read_timeout: Duration,
     max_body: u64,
-) -> Result<Option<Vec<u8>>, FetchError> {
+) -> Result<Body, FetchError> {
     let mut body = Vec::new();
     loop {
         let line = read_line(conn, read_timeout).await?;
         let size = parse_chunk_size(&line)?;
         if size == 0 {
             read_trailers(conn, read_timeout).await?;
-            return Ok(Some(body));
+            return Ok(Body::Whole(body));
         }
-        if (body.len() as u64).saturating_add(size) > max_body {
-            return Ok(None);
-        }
-        // Fits in usize: the check above bounds it by max_body.
-        let mut left = usize::try_from(size).unwrap_or(usize::MAX);
+        let over = (body.len() as u64).saturating_add(size) > max_body;
+        // Fits in usize: bounded by max_body.
+        let mut left =
+            usize::try_from(size.min(max_body - body.len() as u64)).unwrap_or(usize::MAX);
         while left > 0 {
             if conn.buf.is_empty() {
                 fill_or_truncated(conn, read_timeout).await?;
@@ -348,6 +378,9 @@ async fn read_chunked(
             let take = left.min(conn.buf.len());
             body.extend(conn.buf.drain(..take));
             left -= take;
+        }
+        if over {
+            return Ok(Body::Over(body));
         }
         if !read_line(conn, read_timeout).await?.is_empty() {
             return Err(FetchError::Malformed(
