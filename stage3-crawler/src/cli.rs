@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::io::{self, Read};
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::builder::TypedValueParser;
 use clap::{ArgAction, Parser, ValueEnum};
 use crawl_kit::args::MAX_DURATION;
 use redis_client::RedisUrl;
@@ -193,7 +194,9 @@ pub struct Args {
     /// Also trust the CA certificates in this PEM file for https, besides
     /// the bundled Mozilla roots. Repeatable. Certificates are always
     /// verified; there is no option to turn that off.
-    #[arg(long = "ca-file", alias = "ca_file", value_name = "PEM", value_parser = parse_ca_file)]
+    #[arg(long = "ca-file", alias = "ca_file", value_name = "PEM",
+          value_parser = clap::builder::OsStringValueParser::new()
+              .try_map(|path| parse_ca_file(Path::new(&path))))]
     pub ca_file: Vec<CaFile>,
 
     /// Keep every HTTP exchange (robots.txt, redirects and errors with a
@@ -411,7 +414,12 @@ impl Args {
             filename: path
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-            command_line: std::env::args().map(quote).collect::<Vec<_>>().join(" "),
+            // Arguments are any bytes the OS allows; the record is text,
+            // so one that is not UTF-8 is shown with U+FFFD in its place.
+            command_line: std::env::args_os()
+                .map(|arg| quote(arg.to_string_lossy().into_owned()))
+                .collect::<Vec<_>>()
+                .join(" "),
             robots: if self.ignore_robots { "ignore" } else { "obey" },
             user_agent: self.user_agent.clone(),
         }
@@ -549,8 +557,10 @@ const MAX_CA_FILE: u64 = 10 * 1024 * 1024;
 // ANCHOR: parse_ca_file
 /// Reads a `--ca-file`: one or more PEM certificates, each usable as a
 /// root. Anything else is a usage error, caught before the crawl starts.
-pub fn parse_ca_file(path: &str) -> Result<CaFile, String> {
-    let pem = read_bounded(path, MAX_CA_FILE)?;
+pub fn parse_ca_file(file: &Path) -> Result<CaFile, String> {
+    let pem = read_bounded(file, MAX_CA_FILE)?;
+    // Messages show the path; one that is not UTF-8 shows U+FFFD there.
+    let path = file.display();
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{path} is not valid PEM: {e}"))?;
@@ -572,7 +582,7 @@ pub fn parse_ca_file(path: &str) -> Result<CaFile, String> {
         })?;
     }
     Ok(CaFile {
-        path: PathBuf::from(path),
+        path: file.to_path_buf(),
         certs,
     })
 }
@@ -582,15 +592,16 @@ pub fn parse_ca_file(path: &str) -> Result<CaFile, String> {
 /// command line forever (even opening one waits for a writer, so its type
 /// is checked first, by name) and a device could be endless, so only a
 /// regular file is read, and never more than the limit.
-fn read_bounded(path: &str, limit: u64) -> Result<Vec<u8>, String> {
+fn read_bounded(file_path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let path = file_path.display();
     let is_file = |metadata: io::Result<std::fs::Metadata>| match metadata
         .map_err(|e| format!("cannot read {path}: {e}"))?
     {
         m if m.is_file() => Ok(()),
         _ => Err(format!("{path} is not a regular file")),
     };
-    is_file(std::fs::metadata(path))?;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    is_file(std::fs::metadata(file_path))?;
+    let file = std::fs::File::open(file_path).map_err(|e| format!("cannot read {path}: {e}"))?;
     is_file(file.metadata())?;
     let mut bytes = Vec::new();
     file.take(limit + 1)
@@ -752,7 +763,7 @@ mod tests {
     #[test]
     fn a_ca_file_must_be_a_small_regular_file() {
         assert_eq!(
-            parse_ca_file("/dev/zero").unwrap_err(),
+            parse_ca_file(Path::new("/dev/zero")).unwrap_err(),
             "/dev/zero is not a regular file"
         );
         let dir = std::env::temp_dir().join(format!("ca-file-test-{}", std::process::id()));
@@ -766,13 +777,13 @@ mod tests {
             .unwrap();
         assert!(made.success());
         assert_eq!(
-            parse_ca_file(fifo.to_str().unwrap()).unwrap_err(),
+            parse_ca_file(&fifo).unwrap_err(),
             format!("{} is not a regular file", fifo.display())
         );
         let big = dir.join("big.pem");
         std::fs::write(&big, vec![b'x'; MAX_CA_FILE as usize + 1]).unwrap();
         assert_eq!(
-            parse_ca_file(big.to_str().unwrap()).unwrap_err(),
+            parse_ca_file(&big).unwrap_err(),
             format!("{} is larger than {MAX_CA_FILE} bytes", big.display())
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -499,3 +499,58 @@ fn ctrl_c_prints_interrupted_and_the_report_and_exits_130() {
         .unwrap();
     assert!(done >= 1 && done < site.expected().len(), "{done}");
 }
+
+/// Paths are whatever bytes the OS accepts (issue 33): a `--warc` file and
+/// a `--state` directory whose names are not UTF-8 are used as given, and
+/// the warcinfo record, which is text, shows the name with U+FFFD.
+#[test]
+fn paths_that_are_not_utf8_are_used_as_given() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let dir = std::env::temp_dir().join(format!("stage3-{}-not-utf8", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let warc = dir.join(OsStr::from_bytes(b"\xff.warc"));
+    let state = dir.join(OsStr::from_bytes(b"state-\xfe"));
+    let site = DemoSite::start_default().unwrap();
+    let out = crawler()
+        .args([
+            &site.url("/"),
+            "-q",
+            "--progress",
+            "never",
+            "--max-pages",
+            "3",
+        ])
+        .arg("--warc")
+        .arg(&warc)
+        .arg("--state")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(state.is_dir());
+    // A `.warc` name: written uncompressed, its warcinfo record first.
+    let archive = std::fs::read(&warc).unwrap();
+    let warcinfo = &archive[..archive.len().min(4096)];
+    let shown = format!("--warc '{}/\u{FFFD}.warc'", dir.display());
+    assert!(
+        String::from_utf8_lossy(warcinfo).contains(&shown),
+        "{}",
+        String::from_utf8_lossy(warcinfo)
+    );
+    // A CA file is read from any path too, and named in the error the same way.
+    let pem = dir.join(OsStr::from_bytes(b"\xff.pem"));
+    let out = crawler().arg("--ca-file").arg(&pem).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let shown = format!("{}/\u{FFFD}.pem", dir.display());
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: invalid value '{shown}' for '--ca-file <PEM>': cannot read {shown}: \
+             No such file or directory (os error 2)\n\nFor more information, try '--help'.\n"
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
