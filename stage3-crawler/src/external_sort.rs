@@ -14,6 +14,12 @@
 //! records, so that a line may hold any bytes, a newline included. Its file
 //! is removed from the directory as soon as it is created: it lives only as
 //! long as it is open, and a crash leaves nothing behind.
+//!
+//! The disk is a way to save memory, not a place the lines need to be. If a
+//! run cannot be written (no temporary directory, a full disk, a read-only
+//! `TMPDIR`), the lines stay in memory from then on and the failure is
+//! logged once: a report that costs more memory beats a report lost at the
+//! end of a crawl of hours.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -63,21 +69,39 @@ pub struct SortedLines {
     held_bytes: usize,
     /// Sorted runs, written and not yet read.
     runs: Vec<File>,
+    /// Where runs are written: the temporary directory.
+    dir: PathBuf,
+    /// Why runs can no longer be written, once one could not: the lines
+    /// stay in memory from then on.
+    no_disk: Option<String>,
 }
 
 impl SortedLines {
     /// Collects lines in memory up to `budget` bytes at a time.
     pub fn new(budget: usize) -> SortedLines {
+        SortedLines::in_dir(budget, std::env::temp_dir())
+    }
+
+    /// The same, writing its runs in `dir`.
+    pub fn in_dir(budget: usize, dir: PathBuf) -> SortedLines {
         SortedLines {
             budget,
             held: Vec::new(),
             held_bytes: 0,
             runs: Vec::new(),
+            dir,
+            no_disk: None,
         }
     }
 
-    /// Adds `line`, whose first `key_len` bytes are its sort key. Fails if
-    /// a run cannot be written.
+    /// Why the lines are kept in memory past the budget, if they are: a
+    /// run could not be written.
+    pub fn no_disk(&self) -> Option<&str> {
+        self.no_disk.as_deref()
+    }
+
+    /// Adds `line`, whose first `key_len` bytes are its sort key. Never
+    /// fails: if a run cannot be written, the lines stay in memory.
     pub fn push(&mut self, key_len: usize, line: String) -> io::Result<()> {
         let key_len = key_len.min(line.len());
         let key_len = (0..=key_len)
@@ -86,8 +110,22 @@ impl SortedLines {
             .unwrap_or(0);
         self.held_bytes += line.len() + OVERHEAD;
         self.held.push(Entry { key_len, line });
-        if self.held_bytes > self.budget {
-            self.spill()?;
+        if self.held_bytes > self.budget && self.no_disk.is_none() {
+            self.held.sort_unstable();
+            match self.spill() {
+                Ok(file) => {
+                    self.runs.push(file);
+                    self.held.clear();
+                    self.held_bytes = 0;
+                }
+                Err(e) => {
+                    log::warn!(
+                        "cannot write the report's sorted lines to disk ({e}): \
+                         keeping them in memory"
+                    );
+                    self.no_disk = Some(e.to_string());
+                }
+            }
         }
         Ok(())
     }
@@ -97,11 +135,11 @@ impl SortedLines {
         self.runs.len()
     }
 
-    /// Sorts what is held and writes it out as a run.
-    fn spill(&mut self) -> io::Result<()> {
-        self.held.sort_unstable();
-        let mut file = BufWriter::new(temporary_file()?);
-        for entry in self.held.drain(..) {
+    /// Writes what is held, sorted, as a run, and returns it; on an error
+    /// the lines are still held.
+    fn spill(&self) -> io::Result<File> {
+        let mut file = BufWriter::new(temporary_file(&self.dir)?);
+        for entry in &self.held {
             for n in [entry.key_len, entry.line.len()] {
                 let n = u32::try_from(n).map_err(|_| io::Error::other("a line over 4 GB"))?;
                 file.write_all(&n.to_le_bytes())?;
@@ -110,9 +148,7 @@ impl SortedLines {
         }
         let mut file = file.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.seek(SeekFrom::Start(0))?;
-        self.runs.push(file);
-        self.held_bytes = 0;
-        Ok(())
+        Ok(file)
     }
 
     /// Every line pushed, in order of key, then line.
@@ -194,13 +230,12 @@ impl std::fmt::Debug for Merge {
     }
 }
 
-/// A new file in the temporary directory, opened for reading and writing
-/// and already removed from the directory.
-fn temporary_file() -> io::Result<File> {
+/// A new file in `dir`, opened for reading and writing and already
+/// removed from the directory.
+fn temporary_file(dir: &std::path::Path) -> io::Result<File> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, AtomicOrdering::Relaxed);
-    let path: PathBuf =
-        std::env::temp_dir().join(format!("stage3-report-{}-{n}.run", std::process::id()));
+    let path: PathBuf = dir.join(format!("stage3-report-{}-{n}.run", std::process::id()));
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -223,6 +258,28 @@ mod tests {
         let runs = sorter.runs();
         let out = sorter.into_sorted().unwrap().map(Result::unwrap).collect();
         (out, runs)
+    }
+
+    #[test]
+    fn with_no_disk_the_lines_stay_in_memory_and_none_is_lost() {
+        // A temporary directory under a regular file: every create fails
+        // (ENOTDIR), even as root, for whom a read-only mode would not.
+        let file = std::env::temp_dir().join(format!("sort-no-disk-{}", std::process::id()));
+        std::fs::write(&file, b"not a directory").unwrap();
+        let mut sorter = SortedLines::in_dir(100, file.join("tmp"));
+        let mut want = Vec::new();
+        for i in (0..1_000).rev() {
+            let line = format!("http://h/{i:04} 200");
+            want.push(line.clone());
+            sorter.push(13, line).unwrap();
+        }
+        want.sort();
+        assert_eq!(sorter.runs(), 0);
+        let why = sorter.no_disk().expect("the spill failed").to_string();
+        assert!(why.contains("Not a directory"), "{why}");
+        let out: Vec<String> = sorter.into_sorted().unwrap().map(Result::unwrap).collect();
+        assert_eq!(out, want);
+        std::fs::remove_file(&file).unwrap();
     }
 
     #[test]
