@@ -89,6 +89,7 @@ normalise() {
       -e 's/Process [0-9]+/Process PID/g' \
       -e 's/0x[0-9a-f]+/0x.../g' \
       -e 's/::h[0-9a-f]{16}/::hHASH/g' \
+      -e 's/ \+ [0-9]+ at / + N at /g' \
       -e 's/(breakpoint [0-9]+)\.[0-9]+/\1.N/' \
       -e 's/\.rs:[0-9]+:[0-9]+/.rs:LINE:COL/g' \
       -e 's/\.rs:[0-9]+/.rs:LINE/g' \

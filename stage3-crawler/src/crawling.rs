@@ -396,11 +396,8 @@ impl Crawler {
                 next: Next::Redirect(next_url),
             },
             None => {
-                let (stat, links) = self.parse_links(url, response).await;
-                Found {
-                    stat,
-                    next: Next::Links(links),
-                }
+                let (stat, next) = self.parse_links(url, response).await;
+                Found { stat, next }
             }
         }
     }
@@ -412,7 +409,7 @@ impl Crawler {
         match found.next {
             Next::Nothing => {}
             Next::Redirect(next_url) => self.follow_redirect(url, next_url, max_redirect, depth),
-            Next::Links(links) => {
+            Next::Links { links, invalid } => {
                 let from: Rc<str> = Rc::from(url.as_str());
                 // Saturating: a depth replayed from a journal can be anything.
                 for link in links {
@@ -422,6 +419,13 @@ impl Crawler {
                         self.config.max_redirect,
                         depth.saturating_add(1),
                     );
+                }
+                // Nothing can fetch an href that is not a URL; it is seen,
+                // and reported as written, once.
+                for href in invalid {
+                    if self.seen_urls.borrow_mut().insert(&href) {
+                        self.skip(href, SkipReason::InvalidUrl, Some(from.to_string()));
+                    }
                 }
             }
         }
@@ -530,7 +534,7 @@ impl Crawler {
     /// Builds the statistic for a response that is not a redirect, and, for
     /// a 200 HTML or XML page, finds the links the crawl may follow. The
     /// parsing itself runs on a helper thread.
-    async fn parse_links(&self, url: &Url, response: Response) -> (FetchStatistic, Vec<Url>) {
+    async fn parse_links(&self, url: &Url, response: Response) -> (FetchStatistic, Next) {
         let content_type = response.header("content-type");
         let header_charset = content_type.and_then(charset_param).map(str::to_string);
         let mut stat = FetchStatistic {
@@ -547,7 +551,7 @@ impl Crawler {
         };
         let markup = stat.content_type.as_deref().is_some_and(is_markup);
         if response.status != 200 || !markup {
-            return (stat, Vec::new());
+            return (stat, Next::Nothing);
         }
         let page = match self
             .parser
@@ -560,7 +564,7 @@ impl Crawler {
                     kind: "parse",
                     message: e,
                 });
-                return (stat, Vec::new());
+                return (stat, Next::Nothing);
             }
         };
         stat.encoding = Some(page.encoding);
@@ -579,8 +583,20 @@ impl Crawler {
                 stat.num_urls
             ));
         }
-        // All of them, followed or not: each is seen, and accounted for.
-        (stat, page.links)
+        // All of them, followed or not: each is seen, and accounted for. An
+        // href that is not a URL is shown as written, up to the length a
+        // URL may have.
+        let max = self.config.traps.max_url_length;
+        let invalid = page
+            .invalid
+            .into_iter()
+            .map(|href| href.chars().take(max).collect())
+            .collect();
+        let next = Next::Links {
+            links: page.links,
+            invalid,
+        };
+        (stat, next)
     }
 }
 // ANCHOR_END: parse_links
@@ -652,7 +668,8 @@ impl Crawler {
         self.q.put_nowait(work);
     }
 
-    fn skip(&self, url: Url, reason: SkipReason, from: Option<String>) {
+    fn skip(&self, url: impl AsRef<str>, reason: SkipReason, from: Option<String>) {
+        let url = url.as_ref();
         self.log
             .debug(format_args!("skipping {url}: {}", reason.name()));
         self.records.record_skip(Skipped {

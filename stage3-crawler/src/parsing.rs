@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 
 use url::Url;
 
-use crawl_kit::links::resolve_hrefs;
+use crawl_kit::links::{Link, resolve_all};
 use runtime::oneshot;
 
 use crate::charset::decode;
@@ -35,22 +35,34 @@ use crate::scanner::scan_hrefs;
 pub struct ParsedPage {
     /// The charset the page was read with.
     pub encoding: String,
-    /// Its links, resolved, in page order.
+    /// Its links, resolved, in page order, whatever their scheme.
     pub links: Vec<Url>,
+    /// Its hrefs that are not URLs at all, as written, in page order.
+    pub invalid: Vec<String>,
 }
 
 // ANCHOR: parse_page
 /// Decodes `body` (see [`crate::charset`]) and extracts its links, resolved
-/// against `<base href>` or `page_url`, fragments dropped, http(s) only,
-/// without duplicates, in page order. The link rules are stage 1's, shared
-/// by every stage; stage 3 finds the hrefs with its own [`scan_hrefs`],
-/// which reads only as much HTML as it takes to find tags.
+/// against `<base href>` or `page_url`, fragments dropped, without
+/// duplicates, in page order, whatever their scheme (the crawl reports a
+/// `mailto:` as skipped), and the hrefs that are not URLs. The link rules
+/// are stage 1's, shared by every stage; stage 3 finds the hrefs with its
+/// own [`scan_hrefs`], which reads only as much HTML as it takes to find
+/// tags.
 pub fn parse_page(body: &[u8], header_charset: Option<&str>, page_url: &Url) -> ParsedPage {
     let decoded = decode(body, header_charset);
-    let links = resolve_hrefs(&scan_hrefs(&decoded.text), page_url);
+    let mut links = Vec::new();
+    let mut invalid = Vec::new();
+    for link in resolve_all(&scan_hrefs(&decoded.text), page_url) {
+        match link {
+            Link::Url(url) => links.push(url),
+            Link::Invalid(href) => invalid.push(href),
+        }
+    }
     ParsedPage {
         encoding: decoded.encoding,
         links,
+        invalid,
     }
 }
 // ANCHOR_END: parse_page
@@ -176,11 +188,17 @@ mod tests {
     #[test]
     fn parse_page_decodes_and_resolves() {
         let page =
-            b"<meta charset=iso-8859-1><base href=/d/><a href=x#f>caf\xe9</a><a href=mailto:a@b>";
+            b"<meta charset=iso-8859-1><base href=/d/><a href=x#f>caf\xe9</a><a href=mailto:a@b>\
+              <a href='http://[::1'>v6</a>";
         let parsed = parse_page(page, None, &url("http://h/p"));
         assert_eq!(parsed.encoding, "iso-8859-1");
-        // The base is itself a link, as browsers and the demo site count it.
-        assert_eq!(parsed.links, [url("http://h/d/"), url("http://h/d/x")]);
+        // The base is itself a link, as browsers and the demo site count it;
+        // a mailto: is a link the crawl will report as skipped.
+        assert_eq!(
+            parsed.links,
+            [url("http://h/d/"), url("http://h/d/x"), url("mailto:a@b")]
+        );
+        assert_eq!(parsed.invalid, ["http://[::1"]);
     }
 
     #[test]

@@ -75,8 +75,15 @@ pub enum Next {
     Nothing,
     /// A redirect's target.
     Redirect(Url),
-    /// A page's links, followed or not: each is seen, and accounted for.
-    Links(Vec<Url>),
+    /// A page's links, followed or not: each is seen, and accounted for,
+    /// whatever its scheme; and its hrefs that are not URLs at all, as
+    /// written (cut to `--max-url-length`), each reported `invalid-url`.
+    Links {
+        /// The URLs, in page order.
+        links: Vec<Url>,
+        /// The hrefs no URL parser accepts.
+        invalid: Vec<String>,
+    },
 }
 
 impl Found {

@@ -237,6 +237,7 @@ impl Shared {
     async fn complete_fetched(&self, crawl: &dyn Crawl, work: &Work, found: Found) {
         let Found { mut stat, next } = found;
         let from: Rc<str> = Rc::from(work.url.as_str());
+        let mut invalid = Vec::new();
         let targets: Vec<(Url, u32, u32, bool)> = match next {
             Next::Nothing => Vec::new(),
             Next::Redirect(next_url) if work.max_redirect > 0 => {
@@ -253,17 +254,23 @@ impl Shared {
                 Vec::new()
             }
             // Saturating: the depth came from Redis, which anyone can write.
-            Next::Links(links) => links
-                .into_iter()
-                .map(|link| {
-                    (
-                        link,
-                        crawl.max_redirect(),
-                        work.depth.saturating_add(1),
-                        true,
-                    )
-                })
-                .collect(),
+            Next::Links {
+                links,
+                invalid: hrefs,
+            } => {
+                invalid = hrefs;
+                links
+                    .into_iter()
+                    .map(|link| {
+                        (
+                            link,
+                            crawl.max_redirect(),
+                            work.depth.saturating_add(1),
+                            true,
+                        )
+                    })
+                    .collect()
+            }
         };
         let links: Vec<Link> = targets
             .iter()
@@ -295,6 +302,15 @@ impl Shared {
             crawl.keep_skip(Skipped {
                 url: url.into(),
                 reason,
+                from: Some(from.to_string()),
+            });
+        }
+        // Hrefs that are not URLs: in this process's report (the frontier
+        // in Redis holds URLs only).
+        for href in invalid {
+            crawl.keep_skip(Skipped {
+                url: href,
+                reason: SkipReason::InvalidUrl,
                 from: Some(from.to_string()),
             });
         }

@@ -29,6 +29,9 @@ pub enum SkipReason {
     QueryVariants,
     /// A scheme the crawler does not fetch (`mailto:`, `ftp:` ...).
     Scheme,
+    /// An href that is not a URL at all (`http://[::1`); reported as
+    /// written.
+    InvalidUrl,
     /// Queued or being fetched when the crawl was interrupted (Ctrl-C).
     Interrupted,
 }
@@ -46,6 +49,7 @@ impl SkipReason {
             SkipReason::PathRepetition => "path-repetition",
             SkipReason::QueryVariants => "query-variants",
             SkipReason::Scheme => "scheme",
+            SkipReason::InvalidUrl => "invalid-url",
             SkipReason::Interrupted => "interrupted",
         }
     }
@@ -53,7 +57,7 @@ impl SkipReason {
 
 impl SkipReason {
     /// Every reason.
-    pub const ALL: [SkipReason; 10] = [
+    pub const ALL: [SkipReason; 11] = [
         SkipReason::OffHost,
         SkipReason::Excluded,
         SkipReason::Robots,
@@ -63,6 +67,7 @@ impl SkipReason {
         SkipReason::PathRepetition,
         SkipReason::QueryVariants,
         SkipReason::Scheme,
+        SkipReason::InvalidUrl,
         SkipReason::Interrupted,
     ];
 

@@ -11,7 +11,7 @@ use common::{Crawl, config, crawl, leaf_config, media_type, size};
 use demo_site::{DemoSite, SiteConfig};
 use regex::Regex;
 use stage3_crawler::logging::Level;
-use stage3_crawler::{Config, Crawler, Exception, FetchStatistic, Outcome};
+use stage3_crawler::{Config, Crawler, Exception, FetchStatistic, Outcome, SkipReason};
 use url::Url;
 
 fn redirect(site: &DemoSite, path: &str, status: u16, next: &str) -> FetchStatistic {
@@ -581,17 +581,34 @@ fn only_html_and_xml_are_searched_for_links() {
 }
 
 #[test]
-fn non_http_links_are_dropped() {
+fn non_http_links_are_skipped_with_their_scheme() {
     let site = DemoSite::start_default().unwrap();
     let c = crawl(&[site.url("/")], config());
-    // The index links to mailto:, ftp:, javascript: and tel: URLs.
+    // The index links to mailto:, ftp:, javascript: and tel: URLs (and the
+    // pages to some of them again): none is fetched, each is reported once,
+    // skipped for its scheme, from the page that linked it first.
     assert!(c.urls().iter().all(|u| u.starts_with(&site.base_url())));
     let index = c.stat(&site.url("/"));
     assert!(index.num_urls > 0);
-    assert!(
-        c.log.iter().all(|l| !l.message.contains("ftp://")),
-        "extract_links drops them first"
-    );
+    let schemes: BTreeSet<(&str, Option<&str>)> = c
+        .skipped
+        .iter()
+        .filter(|s| s.reason == SkipReason::Scheme)
+        .map(|s| (&*s.url, s.from.as_deref()))
+        .collect();
+    let root = site.url("/");
+    let want: BTreeSet<(&str, Option<&str>)> = [
+        "mailto:webmaster@example.com",
+        "ftp://ftp.example.com/pub/",
+        "javascript:void(0)",
+        "tel:+15555550100",
+    ]
+    .into_iter()
+    .map(|url| (url, Some(root.as_str())))
+    .collect();
+    assert_eq!(schemes, want);
+    let scheme_skips = c.skipped.iter().filter(|s| s.reason == SkipReason::Scheme);
+    assert_eq!(scheme_skips.count(), 4, "each once");
 }
 
 // ---------------------------------------------------------------------------

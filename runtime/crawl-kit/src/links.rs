@@ -37,23 +37,51 @@ pub fn extract_links(html: &str, page_url: &Url) -> Vec<Url> {
 /// each against the page's base, drop fragments, keep http and https, drop
 /// duplicates in page order.
 pub fn resolve_hrefs(hrefs: &[Href], page_url: &Url) -> Vec<Url> {
+    resolve_all(hrefs, page_url)
+        .into_iter()
+        .filter_map(|link| match link {
+            Link::Url(url) if matches!(url.scheme(), "http" | "https") => Some(url),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What an href came to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Link {
+    /// A URL, of any scheme (`mailto:`, `javascript:` too).
+    Url(Url),
+    /// An href that is not a URL at all (`http://[::1`), as written.
+    Invalid(String),
+}
+
+/// Every href of the page resolved against its base, fragments dropped,
+/// without duplicates, in page order, whatever its scheme; the hrefs that
+/// are not URLs come back as written, each once. Stage 3 accounts for every
+/// one of them; stages 1 and 2 keep the http(s) URLs ([`resolve_hrefs`]).
+pub fn resolve_all(hrefs: &[Href], page_url: &Url) -> Vec<Link> {
     // `<base href>` changes how every other link resolves. Its own href is
-    // resolved against the page URL, as the HTML standard says.
+    // resolved against the page URL, as the HTML standard says, and a base
+    // that cannot serve as one (`javascript:...`, `data:...`, anything a
+    // relative URL cannot be joined to) is ignored: the page URL is the
+    // base, as the standard's fallback base URL is.
     let base = hrefs
         .iter()
         .find(|href| href.is_base)
         .and_then(|href| resolve(page_url, &href.value))
+        .filter(|base| !base.cannot_be_a_base() && !matches!(base.scheme(), "javascript" | "data"))
         .unwrap_or_else(|| page_url.clone());
 
     let mut seen = HashSet::new();
     let mut links = Vec::new();
     for href in hrefs {
         let against = if href.is_base { page_url } else { &base };
-        let Some(url) = resolve(against, &href.value) else {
-            continue;
+        let link = match resolve(against, &href.value) {
+            Some(url) => Link::Url(url),
+            None => Link::Invalid(href.value.trim_ascii().to_string()),
         };
-        if matches!(url.scheme(), "http" | "https") && seen.insert(url.clone()) {
-            links.push(url);
+        if seen.insert(link.clone()) {
+            links.push(link);
         }
     }
     links
@@ -253,6 +281,51 @@ mod tests {
     fn base_without_href_or_with_a_bad_href_is_ignored() {
         let html = r#"<base target="_blank"><base href="http://[::1"><a href="x.html">x</a>"#;
         assert_eq!(links(html), ["http://example.com/dir/x.html"]);
+    }
+
+    #[test]
+    fn a_base_that_cannot_be_one_falls_back_to_the_page() {
+        // `javascript:` and `data:` bases, and any URL a relative reference
+        // cannot be joined to: the links resolve against the page, none lost.
+        for base in ["javascript:alert(1)//", "data:text/html,x", "mailto:a@b"] {
+            let html = format!(r#"<base href="{base}"><a href="x.html">x</a><a href="/y">y</a>"#);
+            assert_eq!(
+                links(&html),
+                ["http://example.com/dir/x.html", "http://example.com/y"],
+                "{base}"
+            );
+        }
+    }
+
+    #[test]
+    fn resolve_all_keeps_every_scheme_and_the_hrefs_that_are_not_urls() {
+        let page = Url::parse(PAGE).unwrap();
+        let hrefs = [
+            ("mailto:a@b", false),
+            ("x.html", false),
+            (" http://[::1 ", false),
+            ("tel:+1", false),
+            ("x.html#f", false),
+            ("http://[::1", false),
+        ]
+        .map(|(value, is_base)| Href {
+            value: value.to_string(),
+            is_base,
+        });
+        let url = |s: &str| Link::Url(Url::parse(s).unwrap());
+        assert_eq!(
+            resolve_all(&hrefs, &page),
+            [
+                url("mailto:a@b"),
+                url("http://example.com/dir/x.html"),
+                Link::Invalid("http://[::1".into()),
+                url("tel:+1"),
+            ]
+        );
+        assert_eq!(
+            resolve_hrefs(&hrefs, &page),
+            [Url::parse("http://example.com/dir/x.html").unwrap()]
+        );
     }
 
     #[test]
