@@ -42,13 +42,52 @@ impl fmt::Display for Error {
             Error::Protocol(e) => write!(f, "redis protocol: {e}"),
             Error::Server(message) => write!(f, "redis: {message}"),
             Error::Unexpected { command, reply } => {
-                write!(f, "redis: unexpected reply to {command}: {reply:?}")
+                // A reply can be megabytes: an error line shows its start,
+                // and formatting stops there rather than after the whole.
+                let mut start = Start {
+                    text: String::new(),
+                    cut: false,
+                };
+                let _ = fmt::write(&mut start, format_args!("{reply:?}"));
+                let more = if start.cut { "..." } else { "" };
+                write!(
+                    f,
+                    "redis: unexpected reply to {command}: {}{more}",
+                    start.text
+                )
             }
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// How much of an unexpected reply an error message shows, in bytes.
+const SHOWN_REPLY: usize = 300;
+
+/// The first [`SHOWN_REPLY`] bytes of what is written to it; a write past
+/// them fails, which ends the formatting.
+struct Start {
+    text: String,
+    cut: bool,
+}
+
+impl fmt::Write for Start {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = SHOWN_REPLY - self.text.len();
+        if s.len() <= room {
+            self.text.push_str(s);
+            return Ok(());
+        }
+        let end = (0..=room)
+            .rev()
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(0);
+        self.text.push_str(&s[..end]);
+        self.cut = true;
+        Err(fmt::Error)
+    }
+}
 
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Error {
@@ -218,4 +257,33 @@ fn trace_bytes(direction: &str, bytes: &[u8]) {
         text.push_str(&format!("... ({} bytes)", bytes.len()));
     }
     log::trace!(target: "redis_client", "{direction} {text}");
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn an_unexpected_reply_is_shown_cut_short() {
+        let error = Error::Unexpected {
+            command: "HSCAN".into(),
+            reply: Frame::Array(vec![Frame::Null; 1_000_000]),
+        };
+        let text = error.to_string();
+        let prefix = "redis: unexpected reply to HSCAN: Array([Null, Null, ";
+        assert!(text.starts_with(prefix), "{text}");
+        assert!(text.ends_with("..."), "{text}");
+        assert_eq!(
+            text.len(),
+            "redis: unexpected reply to HSCAN: ".len() + SHOWN_REPLY + 3
+        );
+        let small = Error::Unexpected {
+            command: "GET".into(),
+            reply: Frame::Integer(1),
+        };
+        assert_eq!(
+            small.to_string(),
+            "redis: unexpected reply to GET: Integer(1)"
+        );
+    }
 }

@@ -23,6 +23,15 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 pub const MAX_DEPTH: usize = 32;
 /// The longest simple line (`+OK`, `-ERR …`, `:42`).
 pub const MAX_LINE: usize = 64 * 1024;
+/// The most values in one whole reply, at every depth together. A claim of
+/// [`MAX_ELEMENTS`] per aggregate would still let sixteen nested arrays of
+/// four million nulls each cost gigabytes; every reply the frontier and the
+/// pipeline ask for is paged (`COUNT 1000`, batches of hundreds), so a
+/// million values is far above any of them and about 50 MB of frames.
+pub const MAX_REPLY_VALUES: usize = 1 << 20;
+/// The most bytes of bulk strings in one whole reply: Redis's own cap on one
+/// string, for all of them together.
+pub const MAX_REPLY_BYTES: usize = MAX_BULK;
 
 /// One RESP value.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +78,9 @@ pub enum FrameError {
     TooDeep,
     /// A line longer than [`MAX_LINE`] without its `\r\n`.
     LineTooLong,
+    /// A reply of more than [`MAX_REPLY_VALUES`] values, or
+    /// [`MAX_REPLY_BYTES`] bytes of strings, in all.
+    ReplyTooLarge,
     /// A bulk string not followed by `\r\n`, or a bad RESP3 literal.
     Malformed(&'static str),
 }
@@ -83,6 +95,10 @@ impl fmt::Display for FrameError {
             }
             FrameError::TooDeep => write!(f, "RESP aggregates nested over {MAX_DEPTH} deep"),
             FrameError::LineTooLong => write!(f, "RESP line over {MAX_LINE} bytes"),
+            FrameError::ReplyTooLarge => write!(
+                f,
+                "RESP reply over {MAX_REPLY_VALUES} values or {MAX_REPLY_BYTES} bytes in all"
+            ),
             FrameError::Malformed(what) => write!(f, "malformed RESP: {what}"),
         }
     }
@@ -94,7 +110,12 @@ impl std::error::Error for FrameError {}
 /// Parses the frame at the start of `buf`. `Ok(None)`: incomplete, read
 /// more; `Ok(Some((frame, used)))`: the frame took `used` bytes.
 pub fn parse(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
-    let mut cursor = Cursor { buf, pos: 0 };
+    let mut cursor = Cursor {
+        buf,
+        pos: 0,
+        values: 0,
+        bytes: 0,
+    };
     match cursor.frame(0)? {
         Some(frame) => Ok(Some((frame, cursor.pos))),
         None => Ok(None),
@@ -104,12 +125,22 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
 struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Values parsed so far in this reply, at every depth.
+    values: usize,
+    /// Bytes of bulk strings parsed so far in this reply.
+    bytes: usize,
 }
 
 impl Cursor<'_> {
     fn frame(&mut self, depth: usize) -> Result<Option<Frame>, FrameError> {
         if depth > MAX_DEPTH {
             return Err(FrameError::TooDeep);
+        }
+        // Counted as parsed, before anything is allocated for the value:
+        // the whole reply is bounded, not only each aggregate's claim.
+        self.values += 1;
+        if self.values > MAX_REPLY_VALUES {
+            return Err(FrameError::ReplyTooLarge);
         }
         let Some(&kind) = self.buf.get(self.pos) else {
             return Ok(None);
@@ -130,6 +161,10 @@ impl Cursor<'_> {
                     return Ok(Some(Frame::Null));
                 }
                 let len = limit(len, MAX_BULK, "bulk string")?;
+                self.bytes += len;
+                if self.bytes > MAX_REPLY_BYTES {
+                    return Err(FrameError::ReplyTooLarge);
+                }
                 let Some(body) = self.take(len)? else {
                     return Ok(None);
                 };
@@ -387,6 +422,29 @@ mod tests {
             parse(b"$99999999999999999999\r\n"),
             Err(FrameError::BadNumber("99999999999999999999".into()))
         );
+    }
+
+    #[test]
+    fn a_whole_reply_is_bounded_at_every_depth_together() {
+        // The array itself is one value: MAX - 1 nulls in it make MAX.
+        let array = |n: usize| {
+            let mut out = format!("*{n}\r\n").into_bytes();
+            out.extend(b"_\r\n".repeat(n));
+            out
+        };
+        let fits = array(MAX_REPLY_VALUES - 1);
+        assert!(matches!(parse(&fits), Ok(Some((Frame::Array(_), used))) if used == fits.len()));
+        assert_eq!(
+            parse(&array(MAX_REPLY_VALUES)),
+            Err(FrameError::ReplyTooLarge)
+        );
+        // Two nested arrays of half the limit each: each claim is small,
+        // together they pass it.
+        let half = MAX_REPLY_VALUES / 2;
+        let mut nested = b"*2\r\n".to_vec();
+        nested.extend(array(half));
+        nested.extend(array(half));
+        assert_eq!(parse(&nested), Err(FrameError::ReplyTooLarge));
     }
 
     #[test]
