@@ -167,7 +167,8 @@ pub struct Args {
 
     /// Also crawl what the roots' sitemaps list: /sitemap.xml and the
     /// Sitemap: lines of robots.txt, indexes and .xml.gz included. Their
-    /// URLs pass every rule, and count as depth 1.
+    /// URLs pass every rule, and count as depth 1. At most 200,000 URLs
+    /// (or --max-pages) are taken from sitemaps; then no more are read.
     #[arg(long)]
     pub sitemaps: bool,
 

@@ -408,8 +408,14 @@ pub async fn merged_report(
         for stat in &done {
             writeln!(out, "{}", reporting::json_line(stat))?;
         }
+        let mut listing = reporting::SkipListing::default();
         for skip in &skipped {
-            writeln!(out, "{}", reporting::json_skipped(skip))?;
+            if listing.list(skip.reason) {
+                writeln!(out, "{}", reporting::json_skipped(skip))?;
+            }
+        }
+        for more in listing.json_more() {
+            writeln!(out, "{more}")?;
         }
         let summary = reporting::summary_of(&crawl);
         writeln!(out, "{}", reporting::json_summary(&summary))?;

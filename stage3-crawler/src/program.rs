@@ -270,6 +270,8 @@ fn crawl(
     // thread, and a wakeup for whatever reads the pipe. A terminal still
     // sees each line at once.
     let out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
+    // The JSON report lists at most MAX_LISTED_SKIPS skipped URLs per reason.
+    let skip_listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
     if args.report == Report::Json {
         let each_line = io::stdout().is_terminal();
         // A closed stdout (`| head`) must not stop the crawl.
@@ -283,7 +285,12 @@ fn crawl(
         let stats_out = Rc::clone(&out);
         crawler.on_stat(move |stat| write_line(&stats_out, reporting::json_line(stat)));
         let skips_out = Rc::clone(&out);
-        crawler.on_skip(move |skip| write_line(&skips_out, reporting::json_skipped(skip)));
+        let listing = Rc::clone(&skip_listing);
+        crawler.on_skip(move |skip| {
+            if listing.borrow_mut().list(skip.reason) {
+                write_line(&skips_out, reporting::json_skipped(skip));
+            }
+        });
     }
     let text = text_report(&crawler, args.report == Report::Text, args.verbose > 0);
     let show_progress = args.progress.enabled();
@@ -358,11 +365,17 @@ fn crawl(
             let text = text.replace(Ok(TextReport::new(false)));
             text.and_then(|report| report.write(&summary, &mut *out))
         }
-        Report::Json => writeln!(
-            out,
-            "{}",
-            reporting::json_summary(&reporting::summary(&crawler, outcome))
-        ),
+        Report::Json => skip_listing
+            .borrow()
+            .json_more()
+            .try_for_each(|more| writeln!(out, "{more}"))
+            .and_then(|()| {
+                writeln!(
+                    out,
+                    "{}",
+                    reporting::json_summary(&reporting::summary(&crawler, outcome))
+                )
+            }),
     };
     if let Err(e) = written.and_then(|()| out.flush())
         && e.kind() != io::ErrorKind::BrokenPipe

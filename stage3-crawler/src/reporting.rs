@@ -173,6 +173,44 @@ pub fn report_of(crawl: &Crawl<'_>, list_skipped: bool, out: &mut dyn Write) -> 
 /// it sorts them and writes them to a temporary file.
 const TEXT_REPORT_MEMORY: usize = 16 * 1024 * 1024;
 
+/// Skipped URLs a report lists per reason, at most. A sitemap can name
+/// millions of URLs past `--max-pages`; listing each is no use to anyone.
+/// Past the limit, one closing record per reason says how many more there
+/// were, and the summary's counters still count every one, so seen =
+/// fetched + failed + skipped holds in the numbers.
+pub const MAX_LISTED_SKIPS: usize = 100_000;
+
+/// Counts skipped URLs per reason, to list only the first
+/// [`MAX_LISTED_SKIPS`] of each.
+#[derive(Debug, Default)]
+pub struct SkipListing {
+    counts: BTreeMap<SkipReason, usize>,
+}
+
+impl SkipListing {
+    /// Counts one skipped URL of `reason`; whether to list it.
+    pub fn list(&mut self, reason: SkipReason) -> bool {
+        let count = self.counts.entry(reason).or_default();
+        *count += 1;
+        *count <= MAX_LISTED_SKIPS
+    }
+
+    /// For each reason past the limit, how many were not listed.
+    pub fn more(&self) -> impl Iterator<Item = (SkipReason, usize)> + '_ {
+        self.counts
+            .iter()
+            .filter(|&(_, &n)| n > MAX_LISTED_SKIPS)
+            .map(|(&reason, &n)| (reason, n - MAX_LISTED_SKIPS))
+    }
+
+    /// The JSON closing records: `{"skipped":"max-pages","more":N}`.
+    pub fn json_more(&self) -> impl Iterator<Item = String> + '_ {
+        // Written by hand: the field order is part of the format.
+        self.more()
+            .map(|(reason, more)| format!(r#"{{"skipped":"{}","more":{more}}}"#, reason.name()))
+    }
+}
+
 // ANCHOR: text_report
 /// The text report, built as the crawl goes: each statistic becomes its
 /// line at once, and the lines are sorted by URL in bounded memory
@@ -219,12 +257,12 @@ impl TextReport {
         });
         *count += 1;
         match lines {
-            Some(lines) => {
+            Some(lines) if *count <= MAX_LISTED_SKIPS => {
                 let from = skipped.from.as_deref().unwrap_or("(root)");
                 let line = format!("  {} from {from}", skipped.url);
                 lines.push(2 + skipped.url.len(), line)
             }
-            None => Ok(()),
+            _ => Ok(()),
         }
     }
 
@@ -237,6 +275,7 @@ impl TextReport {
         }
         for (reason, (count, lines)) in self.skipped {
             writeln!(out, "Skipped ({}): {count} urls", reason.name())?;
+            let listed = lines.is_some();
             for line in lines
                 .map(SortedLines::into_sorted)
                 .transpose()?
@@ -244,6 +283,13 @@ impl TextReport {
                 .flatten()
             {
                 writeln!(out, "{}", line?)?;
+            }
+            if listed && count > MAX_LISTED_SKIPS {
+                writeln!(
+                    out,
+                    "  ... and {} more, not listed (at most {MAX_LISTED_SKIPS} per reason)",
+                    count - MAX_LISTED_SKIPS
+                )?;
             }
         }
         let s = summary;
@@ -388,6 +434,62 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
         assert_eq!(c.0, want);
+    }
+
+    #[test]
+    fn a_reason_lists_at_most_its_limit_and_says_how_many_more() {
+        let skip = |url: String, reason| Skipped {
+            url,
+            reason,
+            from: Some("http://h/".into()),
+        };
+        let mut skipped: Vec<Skipped> = (0..MAX_LISTED_SKIPS + 3)
+            .map(|n| skip(format!("http://h/mp/{n:06}"), SkipReason::MaxPages))
+            .collect();
+        skipped.push(skip("http://x/".into(), SkipReason::OffHost));
+        let done = [stat("http://h/")];
+        let crawl = Crawl {
+            done: &done,
+            skipped: &skipped,
+            tally: Tally::of(&done, &skipped),
+            secs: 1.0,
+            max_tasks: 1,
+            todo: 0,
+            connections: 1,
+            interrupted: false,
+            robots: Vec::new(),
+            sitemaps: Vec::new(),
+        };
+        let mut out = Vec::new();
+        report_of(&crawl, true, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let listed = text
+            .lines()
+            .filter(|l| l.starts_with("  http://h/mp/"))
+            .count();
+        assert_eq!(listed, MAX_LISTED_SKIPS);
+        assert!(
+            text.contains(
+                "Skipped (max-pages): 100003 urls\n  http://h/mp/000000 from http://h/\n"
+            )
+        );
+        assert!(text.contains(
+            "  http://h/mp/099999 from http://h/\n  ... and 3 more, not listed (at most 100000 per reason)\n"
+        ));
+        assert!(text.contains("Skipped (off-host): 1 urls\n  http://x/ from http://h/\n"));
+        // The counters count every one.
+        assert!(
+            text.contains("skipped_max-pages"),
+            "{}",
+            &text[text.len() - 600..]
+        );
+        let mut listing = SkipListing::default();
+        let listed = skipped.iter().filter(|s| listing.list(s.reason)).count();
+        assert_eq!(listed, MAX_LISTED_SKIPS + 1);
+        assert_eq!(
+            listing.json_more().collect::<Vec<_>>(),
+            [r#"{"skipped":"max-pages","more":3}"#]
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! sitemaps ([`crate::sitemap`]), which are work like a page but no URL of
 //! the report.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::time::Duration;
@@ -33,6 +33,15 @@ use crate::traps::Traps;
 /// Sitemaps read at most, however many indexes list.
 const MAX_SITEMAPS: usize = 1_000;
 
+/// URLs taken from sitemaps in one crawl at most (or `--max-pages`, if
+/// lower): the sitemap budget. A sitemap may name 50,000 URLs and an index
+/// 50,000 sitemaps; a crawl seeded with more than this many is not what
+/// anyone asked for, and would hold them all in its queue and seen set.
+/// Once it is spent, no more sitemaps are read, and a sitemap's URLs past
+/// it are dropped, as those past the protocol's 50,000 are, and counted in
+/// its outcome.
+pub const SITEMAP_URL_BUDGET: usize = 200_000;
+
 /// The rules of a crawl of the real web.
 pub struct WebRules {
     hosts: HostRules,
@@ -49,6 +58,8 @@ pub struct WebRules {
     sitemaps_queued: RefCell<HashSet<String>>,
     /// What each sitemap read came to, for the report.
     sitemap_outcomes: RefCell<Vec<SitemapOutcome>>,
+    /// URLs sitemaps may still hand the crawl (see [`SITEMAP_URL_BUDGET`]).
+    sitemap_budget: Cell<usize>,
     /// Tries for robots.txt and sitemaps, as for pages.
     max_tries: u32,
     user_agent: String,
@@ -82,6 +93,11 @@ impl WebRules {
             sitemaps: config.sitemaps,
             sitemaps_queued: RefCell::new(HashSet::new()),
             sitemap_outcomes: RefCell::new(Vec::new()),
+            sitemap_budget: Cell::new(
+                config
+                    .max_pages
+                    .map_or(SITEMAP_URL_BUDGET, |max| max.min(SITEMAP_URL_BUDGET)),
+            ),
             max_tries: config.max_tries,
             user_agent: config.client.user_agent.clone(),
             q: q.clone(),
@@ -245,6 +261,15 @@ impl WebRules {
     /// depth) applies.
     async fn read(&self, url: &Url) -> Vec<Url> {
         let mut pages = Vec::new();
+        if self.sitemap_budget.get() == 0 {
+            // Not fetched at all: the crawl has all the URLs it will take.
+            let outcome = "not read: the sitemap budget is spent".to_string();
+            self.sitemap_outcomes.borrow_mut().push(SitemapOutcome {
+                url: url.to_string(),
+                outcome,
+            });
+            return pages;
+        }
         let outcome = match self
             .client
             .get_retrying(url, self.max_tries, Cap::Fail)
@@ -275,8 +300,16 @@ impl WebRules {
                 format!("an index of {count} sitemaps")
             }
             SitemapKind::UrlSet => {
+                let budget = self.sitemap_budget.get();
                 *pages = sitemap.locs;
-                format!("{count} URLs")
+                let over = pages.len().saturating_sub(budget);
+                pages.truncate(budget);
+                self.sitemap_budget.set(budget - pages.len());
+                if over > 0 {
+                    format!("{count} URLs, {over} past the sitemap budget dropped")
+                } else {
+                    format!("{count} URLs")
+                }
             }
         };
         if sitemap.dropped > 0 {
