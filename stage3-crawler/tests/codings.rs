@@ -177,3 +177,18 @@ fn a_transfer_coding_stacked_on_a_content_coding_is_capped_like_one() {
     let stat = c.stat(&root);
     assert_eq!((stat.size, &stat.exception), (200_000, &None));
 }
+
+#[test]
+fn a_page_with_two_hundred_headers_is_a_page() {
+    let fields: String = (0..200).map(|n| format!("X-Header-{n}: {n}\r\n")).collect();
+    let fields = format!("{fields}Content-Length: {}\r\n", PAGE.len());
+    let (addr, seen) = server(head(&fields, PAGE.as_bytes()));
+    let root = format!("http://{addr}/");
+    let c = crawl(std::slice::from_ref(&root), quiet());
+    let stat = c.stat(&root);
+    assert_eq!(
+        (stat.status, stat.num_urls, &stat.exception),
+        (Some(200), 2, &None)
+    );
+    assert_eq!(requests(&seen), counts(&["/", "/a", "/b"]));
+}

@@ -122,7 +122,7 @@ fn endless_trailers_hit_the_head_limits() {
     assert_eq!(
         result,
         Err(FetchError::Malformed(
-            "trailers longer than 128 lines or 65536 bytes".into()
+            "trailers longer than 1024 lines or 65536 bytes".into()
         ))
     );
 }
