@@ -26,6 +26,7 @@ use crate::reporting::{Crawl, Reported};
 use crate::rules::WebRules;
 use crate::seams::{Crawl as _, Frontier, Observer, Outcome, Rules, Work};
 use crate::shared::Shared;
+use crate::skipped::{SkipReason, Skipped};
 
 /// What a crawler is built with besides its roots and settings.
 #[derive(Default)]
@@ -154,6 +155,22 @@ impl Resume {
             rules.counted(&url);
             if !crawler.mark_seen(&queued.url) {
                 continue; // done or skipped
+            }
+            // The journal is a file, and a file can be edited: the rules
+            // hold for every URL the crawler fetches, whatever its source.
+            // (A root is fetched whatever the host rules say, but it is
+            // http or https.)
+            let refused = match queued.from {
+                Some(_) => crawler.refusal(&url),
+                None => (!matches!(url.scheme(), "http" | "https")).then_some(SkipReason::Scheme),
+            };
+            if let Some(reason) = refused {
+                records.record_skip(Skipped {
+                    url: url.to_string(),
+                    reason,
+                    from: queued.from.clone(),
+                });
+                continue;
             }
             rules.requeued(&url, queued.depth);
             crawler.requeue(Work {

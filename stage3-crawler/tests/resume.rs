@@ -489,3 +489,52 @@ fn killed_in_the_middle_of_a_body_the_page_is_fetched_again_and_nothing_else() {
     // /b was done before the kill, or in flight at it.
     assert!(counts["/b"] <= 2, "{counts:?}");
 }
+
+/// A journal is a file, and a file can be edited (issue 33): queued URLs
+/// with valid checksums but another host or a `javascript:` scheme are not
+/// fetched on resumption; they are in the report, skipped for that reason.
+#[test]
+fn a_resumed_crawl_checks_the_rules_for_every_url_of_its_journal() {
+    let site = slow_site();
+    let scratch = Scratch::new("edited");
+    let state = scratch.0.join("state");
+    let mut child = start(&site, &state);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= 10));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let journal = state.join("journal");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    // Cut a torn last line, as the crawler would, so the new lines are whole.
+    let end = bytes.iter().rposition(|&b| b == b'\n').unwrap();
+    bytes.truncate(end + 1);
+    let root = site.url("/");
+    for url in ["http://elsewhere.example/x", "javascript:alert(1)"] {
+        let fact = serde_json::json!({"queued": url, "from": root, "depth": 1, "redirects": 10});
+        let text = fact.to_string();
+        bytes.extend(format!("{:08x} {text}\n", crc32fast::hash(text.as_bytes())).into_bytes());
+    }
+    std::fs::write(&journal, &bytes).unwrap();
+    let out = finish(&site, &state);
+    let report = report(&out);
+    let skipped_as = |url: &str| {
+        report
+            .skipped
+            .iter()
+            .find(|(u, _)| u == url)
+            .map(|(_, reason)| reason.clone())
+    };
+    assert_eq!(
+        skipped_as("http://elsewhere.example/x").as_deref(),
+        Some("\"off-host\"")
+    );
+    assert_eq!(
+        skipped_as("javascript:alert(1)").as_deref(),
+        Some("\"scheme\"")
+    );
+    assert!(
+        report
+            .stats
+            .iter()
+            .all(|(url, _)| url.starts_with(&site.base_url()))
+    );
+}
