@@ -118,7 +118,10 @@ fn main() -> ExitCode {
     );
     let lost = match summary.failed {
         0 => String::new(),
-        n => format!(", and {} could not be stored (see the log)", jobs(n)),
+        n => format!(
+            ", and {} refused with 507: the store could not write them (see the log)",
+            jobs(n)
+        ),
     };
     println!(
         "drained the queue: {} stored this run{lost}; {store} holds {}",

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::task::Poll;
 use std::time::Duration;
 
-use runtime::{JoinHandle, Queue, TcpListener, TcpStream, sleep, spawn, timeout};
+use runtime::{JoinHandle, Queue, TcpListener, TcpStream, oneshot, sleep, spawn, timeout};
 
 use crate::http::{self, Request, Response};
 use crate::job::{self, Job};
@@ -44,7 +44,7 @@ impl Default for Config {
 pub struct Summary {
     /// Jobs stored during this run.
     pub stored: u64,
-    /// Jobs accepted but not stored because the store failed.
+    /// Jobs refused with 507 because the store could not write them.
     pub failed: u64,
     /// Jobs in the store at the end, from earlier runs too.
     pub total: usize,
@@ -61,7 +61,7 @@ pub struct Summary {
 /// borrowed across an `.await`.
 struct Service {
     /// The article's Kafka topic.
-    queue: Queue<Job>,
+    queue: Queue<Pending>,
     store: RefCell<Store>,
     /// `None` once every id is used: new jobs are refused rather than given
     /// an id that wrapped round to one already stored.
@@ -72,6 +72,13 @@ struct Service {
     failed: Cell<u64>,
     connections: RefCell<BTreeMap<u64, Connection>>,
     next_connection: Cell<u64>,
+}
+
+/// A job on its way to the store, and the request that waits to hear it
+/// was stored: a 202 means the job is in the file.
+struct Pending {
+    job: Job,
+    stored: oneshot::Sender<Result<(), String>>,
 }
 
 /// An open connection, as shutdown sees it.
@@ -160,7 +167,7 @@ impl Server {
         }
         drop(listener); // new connections are refused from here on
         let mut summary = close_connections(&service, grace).await;
-        // Every job that got its 202 is in the queue or already stored:
+        // A request still waiting for its job to be stored is in the queue:
         // wait until the consumer has marked each one done.
         service.queue.join().await;
         consumer.cancel(); // parked in `get`, like the crawler's workers
@@ -240,20 +247,22 @@ async fn close_connections(service: &Service, grace: Duration) -> Summary {
 /// The article's second service: take each job off the queue and store it.
 async fn consume(service: Rc<Service>) {
     loop {
-        let job = service.queue.get().await;
+        let Pending { job, stored } = service.queue.get().await;
         let id = job.id;
-        match service.store.borrow_mut().append(job) {
+        let result = service.store.borrow_mut().append(job);
+        match &result {
             Ok(()) => {
                 service.stored.set(service.stored.get() + 1);
                 log::info!("stored job {id}");
             }
-            // The client already has its 202, so this job is lost; it is
-            // counted, and the exit status says so.
+            // Its request answers 507: the client knows it is not stored.
+            // Counted, and the exit status says the store failed.
             Err(e) => {
                 service.failed.set(service.failed.get() + 1);
                 log::error!("could not store job {id}: {e}");
             }
         }
+        stored.send(result.map_err(|e| e.to_string()));
         if let Err(e) = service.queue.task_done() {
             log::error!("{e}");
         }
@@ -346,7 +355,7 @@ async fn serve_requests(
                 return linger(stream).await;
             }
         };
-        let response = route(&request, service);
+        let response = route(&request, service).await;
         let close = request.close || service.closing.get();
         stream.write_all(&response.to_bytes(close)).await?;
         if close {
@@ -373,9 +382,9 @@ async fn linger(stream: &mut TcpStream) -> io::Result<()> {
 }
 
 // ANCHOR: route
-fn route(request: &Request, service: &Service) -> Response {
+async fn route(request: &Request, service: &Service) -> Response {
     match (request.method.as_str(), request.path.as_str()) {
-        ("POST", "/jobs") => post_job(&request.body, service),
+        ("POST", "/jobs") => post_job(&request.body, service).await,
         ("GET", "/jobs") => match serde_json::to_string(service.store.borrow().jobs()) {
             Ok(list) => Response::json(200, list),
             Err(e) => Response::error(500, &e.to_string()),
@@ -389,8 +398,9 @@ fn route(request: &Request, service: &Service) -> Response {
 }
 
 /// The article's `jobsPostHandler`, with a schema check in front: a bad job
-/// gets a 400 and never reaches the queue.
-fn post_job(body: &[u8], service: &Service) -> Response {
+/// gets a 400 and never reaches the queue. A good one is answered once the
+/// consumer has stored it: 202, or 507 if the store could not write it.
+async fn post_job(body: &[u8], service: &Service) -> Response {
     // No id left: refuse, rather than wrap round to an id already stored.
     let Some(id) = service.next_id.get() else {
         return Response::error(
@@ -407,9 +417,18 @@ fn post_job(body: &[u8], service: &Service) -> Response {
         Err(e) => return Response::error(500, &e.to_string()),
     };
     service.next_id.set(id.checked_add(1));
-    // 202 Accepted, not 201 Created: the job is queued, not yet stored.
-    service.queue.put_nowait(job);
-    Response::json(202, answer)
+    let (stored, answered) = oneshot::channel();
+    service.queue.put_nowait(Pending { job, stored });
+    match answered.await {
+        // 202 Accepted, as the article answers: the job is in the store's
+        // file, for the consumer side to act on.
+        Ok(Ok(())) => Response::json(202, answer),
+        Ok(Err(e)) => Response::error(
+            507,
+            &format!("the store could not write the job, which is not stored: {e}"),
+        ),
+        Err(oneshot::Closed) => Response::error(503, "the service stopped; the job is not stored"),
+    }
 }
 // ANCHOR_END: route
 

@@ -34,10 +34,32 @@ fn lines(from: impl Read + Send + 'static) -> Receiver<String> {
 
 impl Service {
     fn start(store: &Path, extra: &[&str]) -> Service {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"));
+        command
             .args(["--port", "0", "--store"])
             .arg(store)
-            .args(extra)
+            .args(extra);
+        Service::spawn(command)
+    }
+
+    /// The service with its files limited to `kib` KiB (`ulimit -f`), as on
+    /// a full disk: a write past it fails with EFBIG. SIGXFSZ, which the
+    /// kernel also sends, is ignored, as a service would (its default is to
+    /// kill the process). Root ignores file modes, not this limit.
+    fn start_with_file_limit(store: &Path, kib: u32) -> Service {
+        let mut command = Command::new("bash");
+        command
+            .arg("-c")
+            .arg(format!(
+                "trap '' XFSZ; ulimit -f {kib}; exec \"$0\" --port 0 --store \"$1\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_jobs-pipeline"))
+            .arg(store);
+        Service::spawn(command)
+    }
+
+    fn spawn(mut command: Command) -> Service {
+        let mut child = command
             .env("RUST_LOG", "jobs_pipeline=debug")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -284,5 +306,69 @@ fn a_store_holding_the_highest_id_starts_with_a_warning_and_refuses_new_jobs() {
             store.display()
         )
     );
+    std::fs::remove_file(&store).unwrap();
+}
+
+/// A full disk (issue 42): a 202 means the job is in the file. Once the
+/// store cannot write, jobs get 507 and are not stored; the file keeps only
+/// whole lines, and after space is freed the service starts again and holds
+/// exactly the jobs that got a 202.
+#[test]
+fn on_a_full_disk_a_202_is_a_stored_job_and_the_rest_get_507() {
+    let store = temp_store("full-disk");
+    let service = Service::start_with_file_limit(&store, 4);
+    let addr = service.addr;
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    // Each line is about 60 bytes: 4 KiB hold about seventy.
+    for i in 0..150 {
+        let body = format!(r#"{{"name": "job-{i:03}-padding-to-make-it-longer", "priority": 1}}"#);
+        let reply = request(addr, "POST", "/jobs", Some(&body)).unwrap();
+        match reply.status {
+            202 => {
+                assert_eq!(refused, 0, "a 202 after a 507: {}", reply.body);
+                accepted.push(reply.body);
+            }
+            507 => {
+                assert!(
+                    reply
+                        .body
+                        .contains("the store could not write the job, which is not stored"),
+                    "{}",
+                    reply.body
+                );
+                refused += 1;
+            }
+            other => panic!("{other}: {}", reply.body),
+        }
+    }
+    assert!(
+        !accepted.is_empty() && refused > 0,
+        "{} / {refused}",
+        accepted.len()
+    );
+    service.signal("INT");
+    let (status, stdout) = service.wait();
+    assert!(
+        !status.success(),
+        "the store failed: the exit status says so"
+    );
+    assert!(
+        stdout
+            .iter()
+            .any(|l| l.contains(&format!("{refused} jobs refused with 507"))),
+        "{stdout:?}"
+    );
+    // The file: exactly the 202'd jobs, each a whole line.
+    let text = std::fs::read_to_string(&store).unwrap();
+    assert!(text.ends_with('\n'));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines, accepted);
+    // Space freed (no limit): the service starts, and lists them.
+    let service = Service::start(&store, &[]);
+    let listed = request(service.addr, "GET", "/jobs", None).unwrap();
+    assert_eq!(listed.body, format!("[{}]", accepted.join(",")));
+    service.signal("INT");
+    assert!(service.wait().0.success());
     std::fs::remove_file(&store).unwrap();
 }
