@@ -316,7 +316,14 @@ impl Server {
         let request = match timeout(IO_TIMEOUT, read_head(&mut stream, &mut buf)).await {
             Ok(Ok(Some(request))) => request,
             Ok(Ok(None)) => return,
-            Ok(Err(e)) => return log::debug!("{peer}: {e}"),
+            Ok(Err(HeadError::Refused(status, why))) => {
+                // Said, then closed: a client sees why, not a reset.
+                log::debug!("{peer}: {status}: {why}");
+                let reply = response(status, "text/plain", format!("{why}\n").as_bytes());
+                let _ = timeout(IO_TIMEOUT, stream.write_all(&reply)).await;
+                return linger(&mut stream).await;
+            }
+            Ok(Err(HeadError::Io(e))) => return log::debug!("{peer}: {e}"),
             Err(_) => return log::debug!("{peer}: no request in {IO_TIMEOUT:?}"),
         };
         let reply = match (request.method.as_str(), request.path.as_str()) {
@@ -593,43 +600,78 @@ impl Request {
     }
 }
 
+/// Closes our side and reads what the client is still sending, for a
+/// moment: closing a socket with unread input makes the kernel reset the
+/// connection, and the reset can destroy the answer before the client has
+/// read it (a client still sending a 100 KB head would never see its 431).
+async fn linger(stream: &mut TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut sink = [0u8; 4096];
+    let _ = timeout(Duration::from_secs(1), async {
+        while let Ok(n) = stream.read(&mut sink).await
+            && n > 0
+        {}
+    })
+    .await;
+}
+
+/// Why a request head could not be read.
+enum HeadError {
+    /// The connection failed or closed mid-request.
+    Io(io::Error),
+    /// The head is not one we serve: answered with this status and why.
+    Refused(u16, String),
+}
+
+impl From<io::Error> for HeadError {
+    fn from(e: io::Error) -> HeadError {
+        HeadError::Io(e)
+    }
+}
+
+/// The most header lines a request may have; with [`MAX_HEAD`], what a
+/// browser's upgrade request needs many times over.
+const MAX_HEADERS: usize = 32;
+
 /// Reads up to the end of the request head. Bytes after it (a client may
 /// send its first frame at once) are left in `buf`. `None` if the client
-/// closed before sending anything.
-async fn read_head(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<Option<Request>> {
+/// closed before sending anything. A head over [`MAX_HEAD`] bytes or
+/// [`MAX_HEADERS`] lines is refused with 431, one that is not HTTP with
+/// 400.
+async fn read_head(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+) -> Result<Option<Request>, HeadError> {
     let mut chunk = [0u8; 2048];
     loop {
-        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut parsed = httparse::Request::new(&mut headers);
         match parsed.parse(buf) {
             Ok(httparse::Status::Complete(used)) => {
-                let request = request_of(&parsed);
+                let request = request_of(&parsed)?;
                 buf.drain(..used);
-                return request.map(Some);
+                return Ok(Some(request));
             }
             Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {}
             Ok(httparse::Status::Partial) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "request head too large",
-                ));
+                let why = format!("request head over {MAX_HEAD} bytes");
+                return Err(HeadError::Refused(431, why));
             }
-            Err(e) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("bad request: {e}"),
-                ));
+            Err(httparse::Error::TooManyHeaders) => {
+                let why = format!("more than {MAX_HEADERS} header lines");
+                return Err(HeadError::Refused(431, why));
             }
+            Err(e) => return Err(HeadError::Refused(400, format!("bad request: {e}"))),
         }
         let n = stream.read(&mut chunk).await?;
         if n == 0 {
             return if buf.is_empty() {
                 Ok(None)
             } else {
-                Err(io::Error::new(
+                Err(HeadError::Io(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "closed mid-request",
-                ))
+                )))
             };
         }
         buf.extend_from_slice(&chunk[..n]);
@@ -684,6 +726,7 @@ fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
         404 => "Not Found",
         405 => "Method Not Allowed",
         426 => "Upgrade Required",
+        431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",
         _ => "Error",
     };

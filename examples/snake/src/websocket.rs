@@ -79,6 +79,15 @@ pub fn handshake(headers: &[(String, Vec<u8>)]) -> Result<Vec<u8>, HandshakeErro
     if header("sec-websocket-version").map(str::trim) != Some("13") {
         return Err(HandshakeError::Version);
     }
+    // RFC 6455 11.3.1: the key may not appear more than once. Two keys
+    // would leave the server to pick which one to prove it read.
+    let keys = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-key"))
+        .count();
+    if keys > 1 {
+        return Err(HandshakeError::Bad("more than one Sec-WebSocket-Key"));
+    }
     let key = header("sec-websocket-key")
         .map(str::trim)
         .ok_or(HandshakeError::Bad("no Sec-WebSocket-Key"))?;

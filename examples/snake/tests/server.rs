@@ -491,3 +491,46 @@ fn ctrl_c_tells_every_player_the_server_is_going_away_and_exits_cleanly() {
     // Nobody listens any more.
     assert!(TcpStream::connect(addr).is_err());
 }
+
+/// Sends `head` (and reads until the server closes): the status line.
+fn status_of(addr: SocketAddr, head: &[u8]) -> String {
+    let mut stream = connect(addr);
+    // The server may answer before it has read everything: a failed write
+    // is the server closing, not a failure of the test.
+    let _ = stream.write_all(head);
+    let mut text = Vec::new();
+    let _ = stream.read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text).into_owned();
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// A handshake the RFC forbids, and heads too large to serve, get their
+/// status before the connection closes (issue 42), never a bare reset.
+#[test]
+fn bad_handshakes_and_huge_heads_are_answered_then_closed() {
+    let addr = start_in_thread(options()).unwrap();
+    let twice = format!(
+        "GET /ws?name=a HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    assert_eq!(
+        status_of(addr, twice.as_bytes()),
+        "HTTP/1.1 400 Bad Request"
+    );
+    let big = format!(
+        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(100_000)
+    );
+    assert_eq!(
+        status_of(addr, big.as_bytes()),
+        "HTTP/1.1 431 Request Header Fields Too Large"
+    );
+    let many: String = (0..100).map(|n| format!("X-{n}: {n}\r\n")).collect();
+    let many = format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n");
+    assert_eq!(
+        status_of(addr, many.as_bytes()),
+        "HTTP/1.1 431 Request Header Fields Too Large"
+    );
+    // And the game goes on.
+    assert_eq!(http_get(addr, "/stats").0, 200);
+}
