@@ -31,7 +31,9 @@ struct Args {
     #[arg(long, default_value_t = game::Config::default().height as u32,
           value_parser = clap::value_parser!(u32).range(10..=1000))]
     height: u32,
-    /// Players at most.
+    /// Players at most: those in the game, and those joining. A player the
+    /// game drops for not reading frees its place at once. Past it, a new
+    /// player gets 503 "the game is full".
     #[arg(long = "max-players", default_value_t = 2000,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     max_players: u32,

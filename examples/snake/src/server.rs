@@ -128,7 +128,13 @@ pub struct Stopped {
 pub struct Server {
     options: Options,
     inbox: Queue<ToGame>,
-    players: Cell<usize>,
+    /// Players in the game, as the game loop counts them: a player the
+    /// game dropped (too slow) frees its place at once, though its
+    /// connection may take `IO_TIMEOUT` more to close.
+    playing: Cell<usize>,
+    /// Connections admitted whose Join the game loop has not taken yet.
+    /// Together with `playing`, what `--max-players` limits.
+    joining: Cell<usize>,
     /// Set when `serve` is told to stop: no player may join after it.
     stopping: Cell<bool>,
     stats: RefCell<TickStats>,
@@ -140,7 +146,8 @@ impl Server {
         Rc::new(Server {
             options,
             inbox: Queue::new(),
-            players: Cell::new(0),
+            playing: Cell::new(0),
+            joining: Cell::new(0),
             stopping: Cell::new(false),
             stats: RefCell::new(TickStats::default()),
         })
@@ -269,6 +276,7 @@ impl Server {
                 ToGame::Join { name, outbox, id } => {
                     let player = game.join(&name);
                     outboxes.insert(player, outbox);
+                    self.joining.set(self.joining.get().saturating_sub(1));
                     id.send(player);
                 }
                 ToGame::Command(player, command) => game.command(player, command),
@@ -279,6 +287,7 @@ impl Server {
                 ToGame::Stop => return ControlFlow::Break(()),
             }
         }
+        self.playing.set(outboxes.len());
         ControlFlow::Continue(())
     }
 
@@ -307,6 +316,7 @@ impl Server {
             game.leave(player);
             false
         });
+        self.playing.set(outboxes.len());
     }
     // ANCHOR_END: broadcast
 
@@ -331,7 +341,7 @@ impl Server {
                 response(200, "text/html; charset=utf-8", INDEX.as_bytes())
             }
             ("GET", "/stats") => {
-                let stats = self.stats().to_json(self.players.get());
+                let stats = self.stats().to_json(self.playing.get());
                 response(200, "application/json", stats.as_bytes())
             }
             ("GET", "/ws") => return self.player(stream, peer, &request, buf).await,
@@ -361,7 +371,7 @@ impl Server {
         };
         let refusal = if self.stopping.get() {
             Some("the server is shutting down\n")
-        } else if self.players.get() >= self.options.max_players {
+        } else if self.playing.get() + self.joining.get() >= self.options.max_players {
             Some("the game is full\n")
         } else {
             None
@@ -383,7 +393,7 @@ impl Server {
         }
         // From here to the Join, nothing waits: the Join is in the inbox
         // before any stop can be.
-        self.players.set(self.players.get() + 1);
+        self.joining.set(self.joining.get() + 1);
         let outbox = Queue::new();
         let (id_tx, id_rx) = oneshot::channel();
         self.inbox.put_nowait(ToGame::Join {
@@ -401,7 +411,6 @@ impl Server {
             }
             Err(_) => Ended::Server("the game loop is gone"),
         };
-        self.players.set(self.players.get() - 1);
         log::info!("{peer}: {ended}");
     }
 }

@@ -375,6 +375,8 @@ fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
     let addr = start_in_thread(Options {
         tick: Duration::from_millis(50),
         outbox_cap: 8,
+        // The reader and the sleeper fill the game.
+        max_players: 2,
         game: game::Config {
             width: 400,
             height: 300,
@@ -408,6 +410,10 @@ fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
         }
         assert_eq!(players, want, "{why}");
     }
+    // Its place is free at once (issue 42): its connection is still stuck
+    // writing to a client that reads nothing, but a newcomer may play.
+    let mut newcomer = Client::open(addr, "newcomer");
+    hello(&mut newcomer);
     // Its connection ends with a close frame saying why (1008), after the
     // frames the kernel still held.
     sleeper
