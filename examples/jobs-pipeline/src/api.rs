@@ -23,8 +23,8 @@ pub struct ApiConfig {
     pub addr: SocketAddr,
     pub broker: RedisUrl,
     pub grace: Duration,
-    /// How long a client may take to send the rest of a request it began.
-    pub request_timeout: Duration,
+    /// What one client may hold: request and idle timeouts, connections.
+    pub limits: front::Limits,
     /// The most Redis connections the service opens.
     pub connections: usize,
 }
@@ -80,7 +80,7 @@ impl Api {
             self.listener,
             &shutdown,
             self.config.grace,
-            self.config.request_timeout,
+            self.config.limits,
             move |request| {
                 let state = state.clone();
                 async move { route(&state, request).await }

@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         addr: SocketAddr::from(([127, 0, 0, 1], cli.port)),
         store: cli.store,
         grace: Duration::from_millis(cli.grace_ms),
+        limits: jobs_pipeline::front::Limits::default(),
     };
     let server = match Server::bind(config) {
         Ok(server) => server,

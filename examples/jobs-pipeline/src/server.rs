@@ -1,20 +1,18 @@
 //! The service: an HTTP front that validates jobs and queues them, and a
-//! consumer task that stores them.
+//! consumer task that stores them. The connections are the front's
+//! ([`front::serve`]), which the `api` service shares.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
-use std::future::{Future, poll_fn};
 use std::io;
-use std::net::{Shutdown as Half, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::pin::pin;
 use std::rc::Rc;
-use std::task::Poll;
 use std::time::Duration;
 
-use runtime::{JoinHandle, Queue, TcpListener, TcpStream, oneshot, sleep, spawn, timeout};
+use runtime::{Queue, TcpListener, oneshot, spawn};
 
-use crate::http::{self, Request, Response};
+use crate::front::{self, Limits};
+use crate::http::{Request, Response};
 use crate::job::{self, Job};
 use crate::shutdown::Shutdown;
 use crate::store::Store;
@@ -27,6 +25,8 @@ pub struct Config {
     pub store: PathBuf,
     /// How long requests in progress at shutdown may take to finish.
     pub grace: Duration,
+    /// What one client may hold: request and idle timeouts, connections.
+    pub limits: Limits,
 }
 
 impl Default for Config {
@@ -35,6 +35,7 @@ impl Default for Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             store: PathBuf::from("jobs.jsonl"),
             grace: Duration::from_secs(5),
+            limits: Limits::default(),
         }
     }
 }
@@ -66,12 +67,8 @@ struct Service {
     /// `None` once every id is used: new jobs are refused rather than given
     /// an id that wrapped round to one already stored.
     next_id: Cell<Option<u64>>,
-    /// Set at shutdown: connections finish their request and close.
-    closing: Cell<bool>,
     stored: Cell<u64>,
     failed: Cell<u64>,
-    connections: RefCell<BTreeMap<u64, Connection>>,
-    next_connection: Cell<u64>,
 }
 
 /// A job on its way to the store, and the request that waits to hear it
@@ -81,29 +78,13 @@ struct Pending {
     stored: oneshot::Sender<Result<(), String>>,
 }
 
-/// An open connection, as shutdown sees it.
-struct Connection {
-    handle: JoinHandle<()>,
-    phase: Rc<Cell<Phase>>,
-}
-
-/// Where a connection is, for shutdown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Waiting for the first byte of a request: safe to close.
-    Idle,
-    /// Reading or answering a request: let it finish.
-    Busy,
-    /// Answered its last request and closing: nothing left to lose.
-    Closing,
-}
-
 /// A bound service, ready to [`serve`](Server::serve).
 pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     store: Store,
     grace: Duration,
+    limits: Limits,
 }
 
 impl Server {
@@ -120,6 +101,7 @@ impl Server {
             addr,
             store,
             grace: config.grace,
+            limits: config.limits,
         })
     }
 
@@ -133,50 +115,45 @@ impl Server {
 
     // ANCHOR: serve
     /// Serves until `shutdown` is triggered, then stops accepting, lets the
-    /// requests in progress finish, and waits until every accepted job is
+    /// requests in progress finish (the front: close the idle connections,
+    /// give the busy ones `grace`), and waits until every accepted job is
     /// stored.
     pub async fn serve(self, shutdown: Shutdown) -> io::Result<Summary> {
         let Server {
-            mut listener,
+            listener,
             store,
             grace,
+            limits,
             ..
         } = self;
         let service = Rc::new(Service {
             queue: Queue::new(),
             next_id: Cell::new(store.next_id()),
             store: RefCell::new(store),
-            closing: Cell::new(false),
             stored: Cell::new(0),
             failed: Cell::new(0),
-            connections: RefCell::new(BTreeMap::new()),
-            next_connection: Cell::new(0),
         });
         let consumer = spawn(consume(service.clone()));
-        loop {
-            match race(listener.accept(), shutdown.wait()).await {
-                Either::Left(Ok((stream, peer))) => open_connection(&service, stream, peer),
-                Either::Left(Err(e)) => {
-                    // Out of descriptors, say: the listener stays readable,
-                    // so pause rather than spin.
-                    log::warn!("accept failed: {e}");
-                    sleep(ACCEPT_BACKOFF).await;
-                }
-                Either::Right(()) => break,
-            }
-        }
-        drop(listener); // new connections are refused from here on
-        let mut summary = close_connections(&service, grace).await;
+        let handler_service = service.clone();
+        let closed = front::serve(listener, &shutdown, grace, limits, move |request| {
+            let service = handler_service.clone();
+            async move { route(&request, &service).await }
+        })
+        .await;
         // A request still waiting for its job to be stored is in the queue:
         // wait until the consumer has marked each one done.
         service.queue.join().await;
         consumer.cancel(); // parked in `get`, like the crawler's workers
         let store = service.store.borrow();
         store.sync()?;
-        summary.stored = service.stored.get();
-        summary.failed = service.failed.get();
-        summary.total = store.jobs().len();
-        Ok(summary)
+        Ok(Summary {
+            stored: service.stored.get(),
+            failed: service.failed.get(),
+            total: store.jobs().len(),
+            idle_closed: closed.idle_closed,
+            finished: closed.finished,
+            cut_off: closed.cut_off,
+        })
     }
     // ANCHOR_END: serve
 }
@@ -192,55 +169,6 @@ pub fn run(
     let server = Server::bind(config)?;
     on_ready(&server);
     runtime::run_until_complete(server.serve(shutdown))?
-}
-
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
-
-/// How long a closing connection waits for the client to finish sending
-/// before it closes anyway.
-const LINGER: Duration = Duration::from_secs(1);
-
-/// Shutdown, step two: close the idle connections at once, give the busy
-/// ones `grace` to finish the request they are on, then cut off the rest.
-async fn close_connections(service: &Service, grace: Duration) -> Summary {
-    service.closing.set(true);
-    let open = std::mem::take(&mut *service.connections.borrow_mut());
-    let mut idle = 0;
-    let mut others = Vec::new();
-    for connection in open.into_values() {
-        if connection.phase.get() == Phase::Idle {
-            // Nothing was read from it, so no job can be half-accepted.
-            connection.handle.cancel();
-            idle += 1;
-        } else {
-            // Whether it was in the middle of a request *now*: by the time
-            // it ends it will have moved on to closing.
-            let busy = connection.phase.get() == Phase::Busy;
-            others.push((connection, busy));
-        }
-    }
-    let _ = timeout(grace, async {
-        for (connection, _) in others.iter_mut() {
-            let _ = (&mut connection.handle).await;
-        }
-    })
-    .await;
-    let (mut finished, mut cut_off) = (0, 0);
-    for (connection, busy) in &others {
-        let busy = *busy;
-        if connection.handle.is_finished() {
-            finished += usize::from(busy);
-        } else {
-            connection.handle.cancel();
-            cut_off += usize::from(busy);
-        }
-    }
-    Summary {
-        idle_closed: idle,
-        finished,
-        cut_off,
-        ..Summary::default()
-    }
 }
 
 // ANCHOR: consume
@@ -269,117 +197,6 @@ async fn consume(service: Rc<Service>) {
     }
 }
 // ANCHOR_END: consume
-
-fn open_connection(service: &Rc<Service>, stream: TcpStream, peer: SocketAddr) {
-    let id = service.next_connection.get();
-    service.next_connection.set(id + 1);
-    // Idle until its first byte is read: closing it then loses nothing.
-    let phase = Rc::new(Cell::new(Phase::Idle));
-    let handle = spawn(connection(stream, peer, service.clone(), phase.clone(), id));
-    service
-        .connections
-        .borrow_mut()
-        .insert(id, Connection { handle, phase });
-}
-
-/// Takes a connection off the shutdown list when its task ends, however it
-/// ends (finished, failed or cancelled).
-struct Listed {
-    service: Rc<Service>,
-    id: u64,
-}
-
-impl Drop for Listed {
-    fn drop(&mut self) {
-        if let Ok(mut connections) = self.service.connections.try_borrow_mut() {
-            connections.remove(&self.id);
-        }
-    }
-}
-
-async fn connection(
-    mut stream: TcpStream,
-    peer: SocketAddr,
-    service: Rc<Service>,
-    phase: Rc<Cell<Phase>>,
-    id: u64,
-) {
-    let _listed = Listed {
-        service: service.clone(),
-        id,
-    };
-    if let Err(e) = serve_requests(&mut stream, &service, &phase).await {
-        log::debug!("{peer}: {e}");
-    }
-}
-
-/// Answers requests on one connection until the client closes it, asks to
-/// close, or the service is closing.
-async fn serve_requests(
-    stream: &mut TcpStream,
-    service: &Service,
-    phase: &Cell<Phase>,
-) -> io::Result<()> {
-    let mut buf = Vec::new();
-    let mut chunk = vec![0u8; 8 * 1024];
-    loop {
-        // Between requests only: a request already begun is finished, as
-        // shutdown promises.
-        if service.closing.get() && buf.is_empty() {
-            return Ok(());
-        }
-        let request = match http::parse(&buf) {
-            Ok(Some((request, used))) => {
-                buf.drain(..used);
-                request
-            }
-            Ok(None) => {
-                // Idle only between requests: a half-read request is work
-                // in progress, which shutdown lets finish.
-                if buf.is_empty() {
-                    phase.set(Phase::Idle);
-                }
-                let n = stream.read(&mut chunk).await;
-                phase.set(Phase::Busy);
-                match n? {
-                    0 => return Ok(()), // the client is done
-                    n => buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
-                }
-                log::debug!("read {} bytes of a request so far", buf.len());
-                continue;
-            }
-            Err(refusal) => {
-                let response = Response::error(refusal.status, &refusal.message);
-                stream.write_all(&response.to_bytes(true)).await?;
-                phase.set(Phase::Closing);
-                return linger(stream).await;
-            }
-        };
-        let response = route(&request, service).await;
-        let close = request.close || service.closing.get();
-        stream.write_all(&response.to_bytes(close)).await?;
-        if close {
-            phase.set(Phase::Closing);
-            return linger(stream).await;
-        }
-    }
-}
-
-/// Closes our side and reads whatever the client still sends, for a moment,
-/// before the socket is dropped. Closing a socket with unread input makes
-/// the kernel reset the connection, and a reset can destroy the response we
-/// just sent before the client has read it.
-async fn linger(stream: &mut TcpStream) -> io::Result<()> {
-    stream.shutdown(Half::Write)?;
-    let mut sink = [0u8; 1024];
-    let _ = timeout(LINGER, async {
-        while let Ok(n) = stream.read(&mut sink).await
-            && n > 0
-        {}
-    })
-    .await;
-    Ok(())
-}
 
 // ANCHOR: route
 async fn route(request: &Request, service: &Service) -> Response {
@@ -431,24 +248,3 @@ async fn post_job(body: &[u8], service: &Service) -> Response {
     }
 }
 // ANCHOR_END: route
-
-enum Either<A, B> {
-    Left(A),
-    Right(B),
-}
-
-/// Runs two futures until the first finishes; the other is dropped.
-async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let mut a = pin!(a);
-    let mut b = pin!(b);
-    poll_fn(|cx| {
-        if let Poll::Ready(x) = a.as_mut().poll(cx) {
-            return Poll::Ready(Either::Left(x));
-        }
-        if let Poll::Ready(y) = b.as_mut().poll(cx) {
-            return Poll::Ready(Either::Right(y));
-        }
-        Poll::Pending
-    })
-    .await
-}

@@ -87,7 +87,7 @@ impl ApiArgs {
             addr: SocketAddr::from(([127, 0, 0, 1], self.port)),
             broker: self.broker,
             grace: Duration::from_millis(self.grace_ms),
-            request_timeout: Duration::from_secs(10),
+            limits: jobs_pipeline::front::Limits::default(),
             connections: usize::from(self.connections),
         })
     }

@@ -22,7 +22,10 @@ fn start(redis: &RedisServer, shutdown: &Shutdown) -> (SocketAddr, mpsc::Receive
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         broker: redis.url("jobs"),
         grace: Duration::from_secs(30),
-        request_timeout: Duration::from_millis(200),
+        limits: jobs_pipeline::front::Limits {
+            request_timeout: Duration::from_millis(200),
+            ..jobs_pipeline::front::Limits::default()
+        },
         connections: 4,
     };
     let (addr_tx, addr_rx) = mpsc::channel();

@@ -10,6 +10,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use common::{Client, PATIENCE, request, temp_store};
+use jobs_pipeline::front::Limits;
 use jobs_pipeline::{Config, Job, Shutdown, Summary, run};
 
 /// Runs the service on its own thread, with its own runtime.
@@ -19,6 +20,7 @@ fn start(store: &Path) -> (SocketAddr, Shutdown, JoinHandle<Summary>) {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         store: store.to_path_buf(),
         grace: PATIENCE,
+        ..Config::default()
     };
     let (tx, rx) = mpsc::channel();
     let theirs = shutdown.clone();
@@ -253,6 +255,7 @@ fn a_request_that_never_finishes_is_cut_off_after_the_grace_period() {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         store: store.clone(),
         grace: Duration::from_millis(50),
+        ..Config::default()
     };
     let (tx, rx) = mpsc::channel();
     let theirs = shutdown.clone();
@@ -404,5 +407,129 @@ fn a_store_out_of_ids_refuses_new_jobs_and_serves_the_rest() {
             job(u64::MAX, "last", 2)
         ]
     );
+    std::fs::remove_file(&store).unwrap();
+}
+
+/// The service as `start` runs it, with `limits`.
+fn start_with(store: &Path, limits: Limits) -> (SocketAddr, Shutdown, JoinHandle<Summary>) {
+    let shutdown = Shutdown::new();
+    let config = Config {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        store: store.to_path_buf(),
+        grace: PATIENCE,
+        limits,
+    };
+    let (tx, rx) = mpsc::channel();
+    let theirs = shutdown.clone();
+    let server = thread::spawn(move || {
+        run(config, theirs, |server| {
+            tx.send(server.local_addr()).unwrap()
+        })
+        .unwrap()
+    });
+    let addr = rx.recv_timeout(PATIENCE).expect("the server starts");
+    (addr, shutdown, server)
+}
+
+/// Slowloris (issue 42): a hundred clients each drip a header line every
+/// 50 ms, which used to renew a per-read timeout forever. The deadline is
+/// the request's, from its first byte: each gets its 408, and a
+/// well-behaved client beside them is answered meanwhile.
+#[test]
+fn a_request_dripped_a_line_at_a_time_gets_its_408_and_others_are_served() {
+    use std::io::{ErrorKind, Read, Write};
+    use std::net::TcpStream;
+
+    let store = temp_store("slowloris");
+    let limits = Limits {
+        request_timeout: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let (addr, shutdown, server) = start_with(&store, limits);
+    let mut drippers: Vec<(TcpStream, Vec<u8>)> = (0..100)
+        .map(|_| {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream
+                .write_all(b"POST /jobs HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            stream.set_nonblocking(true).unwrap();
+            (stream, Vec::new())
+        })
+        .collect();
+    let reply = request(
+        addr,
+        "POST",
+        "/jobs",
+        Some(r#"{"name": "good", "priority": 1}"#),
+    )
+    .unwrap();
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    // Drip until every dripper has an answer (or 30 s: a failure).
+    let mut answered = 0;
+    for _ in 0..600 {
+        for (stream, got) in drippers.iter_mut().filter(|(_, got)| got.is_empty()) {
+            let mut buf = [0u8; 512];
+            match stream.read(&mut buf) {
+                Ok(n) if n > 0 => {
+                    got.extend_from_slice(&buf[..n]);
+                    answered += 1;
+                    continue;
+                }
+                Ok(_) => panic!("closed without an answer"),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            }
+            let _ = stream.write_all(b"X-Drip: y\r\n");
+        }
+        if answered == drippers.len() {
+            break;
+        }
+        // The clients' misbehaviour: a line every 50 ms.
+        thread::sleep(Duration::from_millis(50));
+    }
+    for (_, got) in &drippers {
+        let text = String::from_utf8_lossy(got);
+        assert!(text.starts_with("HTTP/1.1 408 "), "{text}");
+    }
+    shutdown.trigger();
+    let summary = server.join().unwrap();
+    assert_eq!((summary.stored, summary.total), (1, 1));
+    std::fs::remove_file(&store).unwrap();
+}
+
+/// At the connection cap, the oldest idle connection makes room for a new
+/// one (issue 42): ten connections that never send a byte cannot lock a
+/// client out. And an idle connection is closed after the idle timeout.
+#[test]
+fn idle_connections_make_room_and_time_out() {
+    use std::io::Read;
+    use std::net::TcpStream;
+
+    let store = temp_store("cap");
+    let limits = Limits {
+        max_connections: 10,
+        idle_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let (addr, shutdown, server) = start_with(&store, limits);
+    let mut idle: Vec<TcpStream> = (0..10).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    let reply = request(
+        addr,
+        "POST",
+        "/jobs",
+        Some(r#"{"name": "in", "priority": 1}"#),
+    )
+    .unwrap();
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    // The oldest was closed to make room: it reads the end of the stream
+    // at once; the others, after the idle timeout.
+    for stream in &mut idle {
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut rest = Vec::new();
+        assert_eq!(stream.read_to_end(&mut rest).unwrap(), 0);
+    }
+    shutdown.trigger();
+    let summary = server.join().unwrap();
+    assert_eq!(summary.total, 1);
     std::fs::remove_file(&store).unwrap();
 }
