@@ -72,8 +72,9 @@ const OTHERS: [&str; 3] = ["/", "/static/logo.png", "/static/style.css"];
 
 /// Checks stage 3's JSON Lines report (`--report json`) of a crawl of the
 /// large site at `origin` with `pages` pages: each of the site's URLs
-/// fetched once with status 200, nothing else fetched, only off-host links
-/// skipped, and a summary whose counts agree.
+/// fetched once with status 200, nothing else fetched, only links off the
+/// site skipped (other hosts, and schemes such as `mailto:`), and a summary
+/// whose counts agree.
 pub fn check_json_report(path: &Path, origin: &str, pages: usize) -> Result<Counted, String> {
     let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut pages_seen = vec![false; pages];
@@ -92,7 +93,12 @@ pub fn check_json_report(path: &Path, origin: &str, pages: usize) -> Result<Coun
             .as_str()
             .ok_or_else(|| format!("{}: no url: {line}", at()))?;
         if let Some(reason) = record.get("skipped") {
-            if reason != "off-host" || url.starts_with(origin) {
+            let off_site = match reason.as_str() {
+                Some("off-host") => !url.starts_with(origin),
+                Some("scheme") => !url.starts_with("http"),
+                _ => false,
+            };
+            if !off_site {
                 return Err(format!("{}: skipped a URL of the site: {line}", at()));
             }
             skipped += 1;
@@ -201,10 +207,11 @@ mod tests {
         let mut lines: Vec<String> = OTHERS.iter().map(|p| stat(p)).collect();
         lines.extend((0..pages).map(|n| stat(&page_path(n))));
         lines.push(r#"{"url":"http://example.com/x","skipped":"off-host"}"#.into());
+        lines.push(r#"{"url":"mailto:a@example.com","skipped":"scheme"}"#.into());
         let done = pages + 3;
         lines.push(format!(
             r#"{{"summary":{{"done":{done},"seen":{},"interrupted":false}}}}"#,
-            done + 1
+            done + 2
         ));
         lines
     }
@@ -216,7 +223,7 @@ mod tests {
             check_json_report(good.path(), "http://h:1", 5),
             Ok(Counted {
                 fetched: 8,
-                seen: 9
+                seen: 10
             })
         );
         // One page missing, one twice, one too many, a wrong summary.
@@ -228,12 +235,16 @@ mod tests {
         extra.insert(0, stat("/pages/a/6.html"));
         let mut wrong = report(5);
         wrong.pop();
-        wrong.push(r#"{"summary":{"done":7,"seen":9,"interrupted":false}}"#.into());
+        wrong.push(r#"{"summary":{"done":7,"seen":10,"interrupted":false}}"#.into());
+        // A site's own URL skipped for its scheme is not a link off the site.
+        let mut own = report(5);
+        own.insert(0, r#"{"url":"http://h:1/x","skipped":"scheme"}"#.into());
         for (what, lines) in [
             ("missing", missing),
             ("twice", twice),
             ("extra", extra),
             ("wrong", wrong),
+            ("own", own),
         ] {
             let file = write(&lines);
             assert!(
