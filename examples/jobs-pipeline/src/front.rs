@@ -244,6 +244,7 @@ where
     } = limits;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 8 * 1024];
+    let mut reader = http::RequestReader::default();
     // When the request being read must have arrived: set at its first byte,
     // not renewed by each read, so a drip of bytes cannot hold it open.
     let mut deadline = None;
@@ -252,7 +253,7 @@ where
         if state.closing.get() && buf.is_empty() {
             return Ok(());
         }
-        let request = match http::parse(&buf) {
+        let request = match reader.next(&buf) {
             Ok(Some((request, used))) => {
                 buf.drain(..used);
                 deadline = None;

@@ -46,6 +46,81 @@ fn refuse(status: u16, message: impl Into<String>) -> Refusal {
 /// read more. `Ok(Some((request, used)))`: `used` bytes make up the request;
 /// what follows is the start of the next one.
 pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
+    match parse_at(buf)? {
+        Parsed::Done(request, used) => Ok(Some((request, used))),
+        Parsed::Head | Parsed::Body { .. } => Ok(None),
+    }
+}
+
+/// How far a request in a buffer has come.
+enum Parsed {
+    /// Its head is not all there.
+    Head,
+    /// Its head is, and the whole request will be `total` bytes.
+    Body { total: usize },
+    /// It is all there: the request, and the bytes it took.
+    Done(Request, usize),
+}
+
+/// Reads requests out of a connection's buffer as it grows, without
+/// parsing the same bytes again after every read: until the blank line that
+/// ends the head arrives, only the new bytes are searched for it; once the
+/// head is parsed, nothing is parsed again until the body is all there. (A
+/// client dripping a 16 KiB head a byte at a time cost a parse of the whole
+/// head per byte.)
+#[derive(Debug, Default)]
+pub struct RequestReader {
+    /// Bytes of the buffer searched for the end of the head.
+    scanned: usize,
+    /// The whole request's length, once its head is parsed.
+    total: Option<usize>,
+    /// Heads parsed, for the tests.
+    parses: usize,
+}
+
+impl RequestReader {
+    /// The request at the start of `buf`, as [`parse`] answers, but doing
+    /// the work only when it can succeed.
+    pub fn next(&mut self, buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
+        match self.total {
+            Some(total) if buf.len() < total => return Ok(None),
+            Some(_) => {}
+            None => {
+                // The new bytes, and the two before them, which may begin
+                // the blank line (`\r\n\r\n`, or `\n\n` from a sloppy client).
+                let from = self.scanned.saturating_sub(2).min(buf.len());
+                let new = &buf[from..];
+                let ended =
+                    new.windows(2).any(|w| w == b"\n\n") || new.windows(3).any(|w| w == b"\n\r\n");
+                self.scanned = buf.len();
+                // Past MAX_HEAD, parse to refuse it with a 431.
+                if !ended && buf.len() <= MAX_HEAD {
+                    return Ok(None);
+                }
+            }
+        }
+        self.parses += 1;
+        match parse_at(buf)? {
+            Parsed::Head => Ok(None),
+            Parsed::Body { total } => {
+                self.total = Some(total);
+                Ok(None)
+            }
+            Parsed::Done(request, used) => {
+                self.scanned = 0;
+                self.total = None;
+                Ok(Some((request, used)))
+            }
+        }
+    }
+
+    /// How many times a head was parsed.
+    pub fn parses(&self) -> usize {
+        self.parses
+    }
+}
+
+fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let head_len = match req.parse(buf) {
@@ -53,7 +128,7 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
         Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
             return Err(refuse(431, "request header is too large"));
         }
-        Ok(httparse::Status::Partial) => return Ok(None),
+        Ok(httparse::Status::Partial) => return Ok(Parsed::Head),
         Err(e) => return Err(refuse(400, format!("malformed request: {e}"))),
     };
     let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
@@ -105,11 +180,12 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
             format!("the body may be at most {MAX_BODY} bytes"),
         ));
     }
-    let Some(body) = buf.get(head_len..head_len + length) else {
-        return Ok(None); // the body is still on its way
+    let total = head_len + length;
+    let Some(body) = buf.get(head_len..total) else {
+        return Ok(Parsed::Body { total }); // the body is still on its way
     };
     let path = target.split('?').next().unwrap_or(target);
-    Ok(Some((
+    Ok(Parsed::Done(
         Request {
             method: method.to_string(),
             path: path.to_string(),
@@ -117,8 +193,8 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
             close,
             idempotency_key,
         },
-        head_len + length,
-    )))
+        total,
+    ))
 }
 
 /// A response with a JSON body.
@@ -264,5 +340,53 @@ mod tests {
             "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\
              Connection: close\r\n\r\n{\"error\":\"no such path\"}\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod reader_tests {
+    use super::*;
+
+    /// Feeds `bytes` one at a time, as a dripping client sends them.
+    fn drip(reader: &mut RequestReader, bytes: &[u8]) -> Vec<(Request, usize)> {
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        for &b in bytes {
+            buf.push(b);
+            while let Some((request, used)) = reader.next(&buf).unwrap() {
+                buf.drain(..used);
+                got.push((request, used));
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn a_dripped_head_is_parsed_once_and_its_body_once_more() {
+        let head = format!(
+            "POST /jobs HTTP/1.1\r\nHost: x\r\nX-Padding: {}\r\n",
+            "a".repeat(14_000)
+        );
+        let body = r#"{"name": "a", "priority": 1}"#;
+        let request = format!("{head}Content-Length: {}\r\n\r\n{body}", body.len());
+        let mut reader = RequestReader::default();
+        let got = drip(&mut reader, request.as_bytes());
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0.body, body.as_bytes());
+        // Once when the head's blank line arrived, once when the body was
+        // all there: not once per byte (14,000 times).
+        assert_eq!(reader.parses(), 2);
+    }
+
+    #[test]
+    fn pipelined_and_bare_newline_requests_are_all_read() {
+        let two = "GET /jobs HTTP/1.1\r\nHost: x\r\n\r\nGET /jobs HTTP/1.1\nHost: x\n\n";
+        let mut reader = RequestReader::default();
+        let got = drip(&mut reader, two.as_bytes());
+        assert_eq!(got.len(), 2);
+        // A head that never ends is refused once it passes MAX_HEAD.
+        let mut reader = RequestReader::default();
+        let endless = "X".repeat(MAX_HEAD + 1);
+        assert_eq!(reader.next(endless.as_bytes()).unwrap_err().status, 431);
     }
 }
