@@ -86,9 +86,10 @@ impl RequestReader {
             Some(total) if buf.len() < total => return Ok(None),
             Some(_) => {}
             None => {
-                // The new bytes, and the two before them, which may begin
-                // the blank line (`\r\n\r\n`, or `\n\n` from a sloppy client).
-                let from = self.scanned.saturating_sub(2).min(buf.len());
+                // The new bytes, and the three before them, which may begin
+                // the blank line (`\r\n\r\n`, or `\n\n` from a sloppy client):
+                // `\r\n\r` then `\n` ends it in the window `\n\r\n`.
+                let from = self.scanned.saturating_sub(3).min(buf.len());
                 let new = &buf[from..];
                 let ended =
                     new.windows(2).any(|w| w == b"\n\n") || new.windows(3).any(|w| w == b"\n\r\n");
@@ -384,6 +385,13 @@ mod reader_tests {
         let mut reader = RequestReader::default();
         let got = drip(&mut reader, two.as_bytes());
         assert_eq!(got.len(), 2);
+        // The blank line split across reads at every point.
+        let one = b"GET /jobs HTTP/1.1\r\nHost: x\r\n\r\n";
+        for cut in 1..one.len() {
+            let mut reader = RequestReader::default();
+            assert!(reader.next(&one[..cut]).unwrap().is_none());
+            assert!(reader.next(one).unwrap().is_some(), "cut at {cut}");
+        }
         // A head that never ends is refused once it passes MAX_HEAD.
         let mut reader = RequestReader::default();
         let endless = "X".repeat(MAX_HEAD + 1);
