@@ -16,6 +16,8 @@ pub struct Request {
     pub method: String,
     /// The path, without the query string.
     pub path: String,
+    /// The query string, without its `?` (empty if none).
+    pub query: String,
     pub body: Vec<u8>,
     /// Whether the client wants the connection closed after the response.
     pub close: bool,
@@ -185,11 +187,12 @@ fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
     let Some(body) = buf.get(head_len..total) else {
         return Ok(Parsed::Body { total }); // the body is still on its way
     };
-    let path = target.split('?').next().unwrap_or(target);
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
     Ok(Parsed::Done(
         Request {
             method: method.to_string(),
             path: path.to_string(),
+            query: query.to_string(),
             body: body.to_vec(),
             close,
             idempotency_key,
@@ -280,6 +283,7 @@ mod tests {
             Request {
                 method: "POST".into(),
                 path: "/jobs".into(),
+                query: "x=1".into(),
                 body: b"abcd".to_vec(),
                 close: false,
                 idempotency_key: None,

@@ -14,10 +14,11 @@ use jobs_pipeline::{Config, Server, Shutdown};
 use runtime::{run_until_complete, spawn};
 
 /// Takes jobs over HTTP on 127.0.0.1 and stores them in a JSON Lines file:
-/// POST /jobs {"name": "...", "priority": 0-9} queues a job (202
-/// Accepted), GET /jobs lists the stored jobs. Ctrl-C stops accepting,
-/// finishes open requests, and stores every queued job; a second Ctrl-C
-/// exits at once.
+/// POST /jobs {"name": "...", "priority": 0-9} stores a job (202 Accepted
+/// once it is in the file, 507 if the file cannot take it), GET /jobs lists
+/// the stored jobs a page at a time (?after=ID&limit=N, 100 by default; a
+/// Link header names the next page). Ctrl-C stops accepting, finishes open
+/// requests, and stores every queued job; a second Ctrl-C exits at once.
 ///
 /// With `api` or `store`: the article's two services, with Redis Streams
 /// where Kafka stands and PostgreSQL where MongoDB stands.

@@ -202,16 +202,60 @@ async fn consume(service: Rc<Service>) {
 async fn route(request: &Request, service: &Service) -> Response {
     match (request.method.as_str(), request.path.as_str()) {
         ("POST", "/jobs") => post_job(&request.body, service).await,
-        ("GET", "/jobs") => match serde_json::to_string(service.store.borrow().jobs()) {
-            Ok(list) => Response::json(200, list),
-            Err(e) => Response::error(500, &e.to_string()),
-        },
+        ("GET", "/jobs") => list_jobs(&request.query, service),
         (_, "/jobs") => Response {
             headers: vec![("Allow", "GET, POST".to_string())],
             ..Response::error(405, "use GET or POST on /jobs")
         },
         _ => Response::error(404, "no such path; the API is GET and POST /jobs"),
     }
+}
+
+/// Jobs listed per page by default, and at most.
+const PAGE: usize = 100;
+const MAX_PAGE: usize = 1000;
+
+/// `GET /jobs?after=ID&limit=N`: the stored jobs with ids above `after`, in
+/// the order they were stored, `limit` of them (100 by default, 1,000 at
+/// most). A page is one response of bounded size, whatever the store holds:
+/// a client that asks for the list and never reads it holds a page, not
+/// the whole store. A `Link: <...>; rel="next"` header names the next page.
+fn list_jobs(query: &str, service: &Service) -> Response {
+    let mut after = 0;
+    let mut limit = PAGE;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let parsed = match name {
+            "after" => value.parse().map(|v| after = v).is_ok(),
+            "limit" => value
+                .parse()
+                .ok()
+                .filter(|n| (1..=MAX_PAGE).contains(n))
+                .map(|n| limit = n)
+                .is_some(),
+            _ => false,
+        };
+        if !parsed {
+            return Response::error(
+                400,
+                &format!("bad query {pair:?}: use after=ID and limit=1 to {MAX_PAGE}"),
+            );
+        }
+    }
+    let store = service.store.borrow();
+    let mut page = store.jobs().iter().filter(|job| job.id > after);
+    let jobs: Vec<&Job> = page.by_ref().take(limit).collect();
+    let more = page.next().is_some();
+    let body = match serde_json::to_string(&jobs) {
+        Ok(body) => body,
+        Err(e) => return Response::error(500, &e.to_string()),
+    };
+    let mut response = Response::json(200, body);
+    if let (true, Some(last)) = (more, jobs.last()) {
+        let next = format!("</jobs?after={}&limit={limit}>; rel=\"next\"", last.id);
+        response.headers.push(("Link", next));
+    }
+    response
 }
 
 /// The article's `jobsPostHandler`, with a schema check in front: a bad job

@@ -533,3 +533,72 @@ fn idle_connections_make_room_and_time_out() {
     assert_eq!(summary.total, 1);
     std::fs::remove_file(&store).unwrap();
 }
+
+/// `GET /jobs` is paged (issue 42): a client that asks for the list holds
+/// at most a page of it, whatever the store holds. Following the `Link`
+/// headers lists every job once, in order.
+#[test]
+fn the_list_of_jobs_is_paged() {
+    let store = temp_store("pages");
+    let (addr, shutdown, server) = start(&store);
+    let mut client = Client::connect(addr).unwrap();
+    for i in 0..250 {
+        let body = format!(r#"{{"name": "j{i}", "priority": 1}}"#);
+        assert_eq!(
+            client
+                .send("POST", "/jobs", Some(&body), false)
+                .unwrap()
+                .status,
+            202
+        );
+    }
+    let mut listed: Vec<Job> = Vec::new();
+    let mut target = "/jobs".to_string();
+    let mut pages = 0;
+    loop {
+        let raw = {
+            use std::io::{Read, Write};
+            let mut stream = std::net::TcpStream::connect(addr).unwrap();
+            write!(
+                stream,
+                "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut raw = String::new();
+            stream.read_to_string(&mut raw).unwrap();
+            raw
+        };
+        pages += 1;
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+        listed.extend(serde_json::from_str::<Vec<Job>>(body).unwrap());
+        match head.lines().find_map(|l| l.strip_prefix("Link: <")) {
+            Some(link) => target = link.split_once('>').unwrap().0.to_string(),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    let want: Vec<Job> = (0..250).map(|i| job(i + 1, &format!("j{i}"), 1)).collect();
+    assert_eq!(listed, want);
+    // A bigger page, and bad queries.
+    let reply = request(addr, "GET", "/jobs?limit=1000", None).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Vec<Job>>(&reply.body).unwrap().len(),
+        250
+    );
+    for bad in [
+        "/jobs?limit=0",
+        "/jobs?limit=1001",
+        "/jobs?after=x",
+        "/jobs?page=2",
+    ] {
+        assert_eq!(
+            request(addr, "GET", bad, None).unwrap().status,
+            400,
+            "{bad}"
+        );
+    }
+    shutdown.trigger();
+    server.join().unwrap();
+    std::fs::remove_file(&store).unwrap();
+}
