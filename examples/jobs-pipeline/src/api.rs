@@ -141,13 +141,21 @@ async fn post(state: &State, request: &Request) -> Response {
         Err(elapsed) => return unavailable(&state.pool, &elapsed.to_string()),
     };
     let stored = reply.into_items().and_then(|items| {
-        let fresh = items.first()?.as_integer()? == 1;
+        let answer = items.first()?.as_integer()?;
         let job: Job = serde_json::from_slice(items.get(1)?.as_bytes()?).ok()?;
-        Some((fresh, job))
+        Some((answer, job))
     });
     match stored {
-        Some((fresh, job)) => {
-            if fresh {
+        Some((2, earlier)) => Response::error(
+            422,
+            &format!(
+                "this Idempotency-Key was used for another job (id {}); a retry must send \
+                 the same job, and a new job needs a new key",
+                earlier.id
+            ),
+        ),
+        Some((answer, job)) => {
+            if answer == 1 {
                 log::info!("queued job {}", job.id);
             } else {
                 log::info!(

@@ -77,11 +77,18 @@ pub fn job_id(idempotency_key: Option<&str>) -> Result<u64, String> {
 ///
 /// KEYS: the stream, the status hash, and (optional) the idempotency key.
 /// ARGV: the job id, the job's JSON, the key's time to live in seconds.
-/// Returns `{1, json}` for a new job, `{0, earlier_json}` for a retry.
+/// Returns `{1, json}` for a new job, `{0, earlier_json}` for a retry, and
+/// `{2, earlier_json}` for the key reused with a different job: a retry
+/// must be the same request (payment APIs refuse such a reuse too), and
+/// the job's JSON is its canonical form, so the same job compares equal
+/// however its body was spaced.
 pub const ACCEPT: &str = r#"
 if KEYS[3] then
   local earlier = redis.call('GET', KEYS[3])
-  if earlier then return {0, earlier} end
+  if earlier then
+    if earlier == ARGV[2] then return {0, earlier} end
+    return {2, earlier}
+  end
 end
 redis.call('XADD', KEYS[1], '*', 'job', ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], 'queued')

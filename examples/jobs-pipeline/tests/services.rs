@@ -601,6 +601,36 @@ fn a_retry_after_an_api_crash_is_the_same_job() {
     });
 }
 
+/// An Idempotency-Key names one request (issue 42): reused with another job
+/// it is refused with 422, and the job stored is the first one; the same
+/// job, however its body is spaced, is a retry and gets the first answer.
+#[test]
+fn a_key_reused_for_another_job_is_refused() {
+    let redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (_api, addr) = Proc::api(&broker);
+    let mut client = Client::connect(addr).unwrap();
+    let first = post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("k-1")).unwrap();
+    assert_eq!(first.status, 202);
+    let other = post(&mut client, r#"{"name": "b", "priority": 1}"#, Some("k-1")).unwrap();
+    assert_eq!(other.status, 422, "{}", other.body);
+    assert!(
+        other.body.contains(&format!(
+            "this Idempotency-Key was used for another job (id {})",
+            id_of(&first)
+        )),
+        "{}",
+        other.body
+    );
+    let same = post(&mut client, r#"{"priority":1,"name":"a"}"#, Some("k-1")).unwrap();
+    assert_eq!((same.status, &same.body), (202, &first.body));
+    let _store = Proc::store(&broker, &pg.url(), "store-a");
+    eventually("the first job stored, once", || {
+        stored_ids(&pg.url()) == Some(BTreeSet::from([id_of(&first)]))
+    });
+}
+
 /// Sends each command on one connection; returns the replies.
 fn redis_commands(redis: SocketAddr, commands: &[Vec<&str>]) -> Vec<Frame> {
     let commands: Vec<Vec<String>> = commands
