@@ -631,6 +631,36 @@ fn a_key_reused_for_another_job_is_refused() {
     });
 }
 
+/// The stream does not grow forever (issue 42): an entry stored and
+/// acknowledged is deleted from it in the same round trip.
+#[test]
+fn stored_jobs_leave_the_stream() {
+    let redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (_api, addr) = Proc::api(&broker);
+    let mut client = Client::connect(addr).unwrap();
+    let mut ids = BTreeSet::new();
+    for i in 0..50 {
+        let reply = post(
+            &mut client,
+            &format!(r#"{{"name": "j{i}", "priority": 1}}"#),
+            None,
+        )
+        .unwrap();
+        assert_eq!(reply.status, 202);
+        ids.insert(id_of(&reply));
+    }
+    let _store = Proc::store(&broker, &pg.url(), "store-a");
+    eventually("every job stored", || {
+        stored_ids(&pg.url()) == Some(ids.clone())
+    });
+    // Deleted after the commit, in the round trip that acknowledges them.
+    eventually("the stream emptied", || {
+        redis_commands(redis.addr(), &[vec!["XLEN", "jobs:stream"]]) == [Frame::Integer(0)]
+    });
+}
+
 /// Sends each command on one connection; returns the replies.
 fn redis_commands(redis: SocketAddr, commands: &[Vec<&str>]) -> Vec<Frame> {
     let commands: Vec<Vec<String>> = commands
