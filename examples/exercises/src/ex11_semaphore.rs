@@ -66,7 +66,9 @@ impl Semaphore {
         self.state.borrow().permits
     }
 
-    /// Tasks waiting for a permit.
+    /// Tasks waiting for a permit: in line, not yet handed one. (A waiter
+    /// that has been handed a permit but has not run yet no longer counts;
+    /// one cancelled in line must not count either.)
     pub fn waiting(&self) -> usize {
         0 // TODO
     }
@@ -92,6 +94,8 @@ impl Drop for Permit {
 /// The future returned by [`Semaphore::acquire`].
 pub struct Acquire {
     semaphore: Semaphore,
+    // TODO: fields of its own, to know between polls (and when it is
+    // dropped) whether it is in line, and whether it was handed a permit.
 }
 
 impl Future for Acquire {

@@ -114,3 +114,26 @@ fn try_acquire_fails_when_none_is_free() {
     drop(first);
     assert_eq!(semaphore.available(), 1);
 }
+
+#[test]
+fn a_waiter_cancelled_in_line_leaves_it() {
+    let (waiting, later_got_it, available) = block_on("a cancelled waiter", async {
+        let semaphore = Semaphore::new(1);
+        let held = semaphore.acquire().await;
+        let (s1, s2) = (semaphore.clone(), semaphore.clone());
+        let gone = runtime::spawn(async move { drop(s1.acquire().await) });
+        yield_now().await; // in line
+        gone.cancel(); // never handed a permit: it must leave the line
+        let waiting = semaphore.waiting();
+        let later = runtime::spawn(async move { drop(s2.acquire().await) });
+        yield_now().await;
+        // Must go to `later`: handed to the cancelled waiter, it would be
+        // lost for good, and `later` would wait forever.
+        drop(held);
+        let got = later.await.is_ok();
+        (waiting, got, semaphore.available())
+    });
+    assert_eq!(waiting, 0, "a cancelled waiter still counts as waiting");
+    assert!(later_got_it);
+    assert_eq!(available, 1, "the permit must be back at the end");
+}
