@@ -18,7 +18,8 @@ use url::Url;
 pub const GUARD: Duration = Duration::from_secs(30);
 
 /// Runs `future` on a new runtime, failing the test if it is not done
-/// within [`GUARD`].
+/// within [`GUARD`]. A hang is reported at the test's line, not here.
+#[track_caller]
 pub fn block_on<F: Future>(what: &str, future: F) -> F::Output {
     match runtime::run_until_complete(runtime::timeout(GUARD, future)) {
         Ok(Ok(output)) => output,
@@ -30,7 +31,8 @@ pub fn block_on<F: Future>(what: &str, future: F) -> F::Output {
 }
 
 /// Turns the event loop until `done()` holds, failing the test if that
-/// takes longer than [`GUARD`].
+/// takes longer than [`GUARD`] (reported at the test's line).
+#[track_caller]
 pub fn turn_until(event_loop: &mut EventLoop, what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + GUARD;
     while !done() {
