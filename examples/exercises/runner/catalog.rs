@@ -14,6 +14,9 @@ pub struct Exercise {
     /// The book chapter it belongs to (a file in book/src/).
     pub chapter: &'static str,
     pub goal: &'static str,
+    /// The first hint: which idea applies, and where to look.
+    pub nudge: &'static str,
+    /// The second: the recipe.
     pub hint: &'static str,
 }
 
@@ -90,6 +93,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "callbacks.md",
         goal: "Send two megabytes through an echo peer from event-loop callbacks: keep writing after partial writes, and read the echo while you write, or both sides deadlock.",
+        nudge: "mio says when a socket becomes ready, not that it still is: a callback must go on until a call says `WouldBlock`, and in both directions, since your writes and the peer's echo must both keep moving. Re-read how Programming With Callbacks handles readiness.",
         hint: "Keep `sent` in `Echo` and write `&data[sent..]` in a loop until it returns `WouldBlock`; then, in the same callback, go on to read until `WouldBlock`. Shut down the write half once, when `sent == data.len()` (a `shut` flag). Each callback must drain both directions, because mio reports changes, not levels: stop early and the next event may never come.",
     },
     Exercise {
@@ -99,6 +103,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "callbacks.md",
         goal: "Retry a refused connection after a delay with `EventLoop::call_later`, up to `max_tries` attempts, without ever blocking the loop.",
+        nudge: "A refused connect is an error like any other, and the retry is a timer callback (`EventLoop::call_later` in runtime/src/event_loop.rs). Ask yourself where the attempt's state lives while the timer waits.",
         hint: "In `attempt`'s error branch: if `e.kind() == ConnectionRefused && tries < retry.max_tries`, call `el.call_later(retry.delay, move |el| attempt(el, addr, retry, tries + 1, on_attempt, on_done))`; otherwise call `on_done`. The callbacks move into the timer's closure: between attempts, that closure is where the state lives.",
     },
     Exercise {
@@ -108,6 +113,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "callbacks.md",
         goal: "Cap how many callback fetches run at once: queue the rest first come first served, and start the next one when a slot is released.",
+        nudge: "When a fetch ends and someone waits, its slot is handed over rather than given back and taken again. Decide where the waiting jobs live, and who starts the next one.",
         hint: "Add `waiting: VecDeque<Job>` to `State`. In `submit`, push the boxed job when `running >= max`. In `Slot::release`, pop the front job and call it with a new `Slot` (the running count stays the same: the slot changes hands); only when nobody waits, decrement `running`. End every `borrow_mut()` before you call a job, because the job may call `submit` or `release`.",
     },
     Exercise {
@@ -117,6 +123,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "how-futures-work.md",
         goal: "Hand-write the enum and `Future::poll` for an `async fn` with three `.await`s (connect, send, receive), returning the same bytes.",
+        nudge: "An `async fn` is a state machine with one state per `.await`. Write down what each state must own (the stream, what is left to send, what was read) before writing `poll`; How Rust Futures Work builds a smaller one the same way.",
         hint: "Variants `Connecting { stream, request }`, `Sending { stream, request, sent }`, `Receiving { stream, response }`. In `poll`, loop: take the state with `mem::replace(&mut *self, Get::Done)`, match it, and either build the next state or, on `Pending`, put the state back and return. Use `TcpStream::start_connect`, `poll_connect`, `poll_write` and `poll_read` (a read of 0 bytes is the end).",
     },
     Exercise {
@@ -126,6 +133,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "how-futures-work.md",
         goal: "Build a `Waker` from a data pointer and four `unsafe fn`s, with `// SAFETY:` comments, keeping the `Arc`'s count exact through clone, wake, wake_by_ref and drop.",
+        nudge: "A `RawWaker` is a data pointer and a table of four functions, and an `Arc` can become such a pointer and back (`Arc::into_raw`, `Arc::from_raw`). For each function, ask whether it creates a reference, consumes one, or only borrows.",
         hint: "Data: `Arc::into_raw(signal).cast::<()>()`. clone: `Arc::increment_strong_count`, then a `RawWaker` with the same data and vtable. wake: `Arc::from_raw` takes the count over and the end of the function drops it; call `signal.wake()` in between. wake_by_ref: borrow with `&*data.cast::<Signal>()`. drop: `Arc::decrement_strong_count`. The vtable is a `static RawWakerVTable`.",
     },
     Exercise {
@@ -135,6 +143,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "building-coroutines.md",
         goal: "Make a `sleep` future out of the event loop's `call_later` callback: pending until the timer fires, waking the latest waker, cancelling its timer when dropped.",
+        nudge: "stage2-coroutines/src/chapter_future.rs already keeps a waker and a result, and a timer callback can set that result. Remember that `poll` may come again with a new waker, and that a dropped sleep must not leave its timer behind.",
         hint: "Keep `Option<(TimerId, chapter_future::Future<()>)>`. First poll: make the chapter Future, `call_later(delay, move |_| { let _ = f.set_result(()); })`, and store the id. Every poll: `Pin::new(&mut f).poll(cx)`, which stores the latest waker. `Drop`: if `!f.is_done()`, `try_borrow_mut()` the loop and `cancel_timer(id)`.",
     },
     Exercise {
@@ -144,6 +153,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 3,
         chapter: "building-coroutines.md",
         goal: "Spawn named tasks and label what they wait on, so that a report says `task 1 fetch /a: waiting on read response` for every task.",
+        nudge: "The executor polls one task at a time, so which task is being polled now is a fact a thread-local can keep. Wrap each spawned future in one of your own that knows its task and updates a shared table around each poll.",
         hint: "A `thread_local!` holding the id of the task being polled, and a wrapper future with the id (set right after `runtime::spawn` returns the handle, before the first poll), the shared table and `Pin<Box<F>>`. Around the inner poll: mark Running, set the thread-local, poll, restore it; Pending and still Running means Waiting with no label. `waiting_on` is a `poll_fn` that, when its future is pending and the entry is still Running, sets Waiting(label): the innermost gets there first. An unfinished wrapper that is dropped was cancelled.",
     },
     Exercise {
@@ -153,6 +163,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 1,
         chapter: "building-coroutines.md",
         goal: "Tie tasks to a group's lifetime: dropping the group cancels them, and the server sees their sockets close.",
+        nudge: "Cancelling a task in our runtime drops its future (Building Coroutines With Futures, Cancelling a task). What owns the handles, and when is it dropped?",
         hint: "`for handle in &self.handles { handle.cancel() }`, in `cancel_all` and in `impl<T> Drop for TaskGroup<T>`. Cancelling a finished task does nothing, so there is nothing to check. Cancelling drops the task's future, and with it the socket the future owns.",
     },
     Exercise {
@@ -162,6 +173,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "factoring-with-await.md",
         goal: "Read keep-alive HTTP/1.1 responses with `.await`: `read_head` and `read_body` built on one `fill`, leaving the next response's bytes in the buffer.",
+        nudge: "One buffer, one `fill` that reads more into it, and parsers that take only the bytes that are theirs: a response may arrive with the start of the next one. Stage 3's connection (stage3-crawler/src/http/conn.rs, `fill`) keeps the same kind of buffer.",
         hint: "`read_head`: loop { parse `&self.buf` with `httparse::Response::parse`; `Complete(n)`: read the status and `Content-Length`, `self.buf.drain(..n)`, return; `Partial`: `if self.fill().await? == 0` it is `UnexpectedEof` }. A `Transfer-Encoding` header is `InvalidData`, \"chunked bodies are not supported\". `read_body(len)`: `fill` until `buf.len() >= len`, then `buf.drain(..len).collect()`.",
     },
     Exercise {
@@ -171,6 +183,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 1,
         chapter: "factoring-with-await.md",
         goal: "Write `select(a, b)`: run two futures in one task and return the first output, dropping the loser.",
+        nudge: "Running two futures in one task means one `poll` that polls both, with the same `Context`, so either can wake the task. `std::future::poll_fn` and `std::pin::pin!` are all you need.",
         hint: "`pin!` both, then `poll_fn(|cx| ...)`: poll `a`, and if it is ready return `Left`; poll `b`, and if it is ready return `Right`; else `Pending`. Both futures keep the same waker, so either can wake the task. Returning drops both pinned futures, which cancels the loser.",
     },
     Exercise {
@@ -180,6 +193,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "coordinating-coroutines.md",
         goal: "Write an async semaphore: fair (first come first served), with no barging past a woken waiter, and safe when a woken waiter is cancelled.",
+        nudge: "A permit released while someone waits belongs to that waiter, even before it runs. Then list every way a waiter can end: it takes its permit, it is dropped while still in line, or it is dropped after being handed one.",
         hint: "A `VecDeque<(id, Waker)>` of waiters and a list of ids that were granted a permit. `release`: if someone waits, move their id to granted and wake them; else `permits += 1`. `Acquire::poll`: on the first poll take a free permit only if nobody waits, else join the line; later polls look for their id among the granted. `Drop for Acquire`: leave the line, and if granted but never polled, `release()` again.",
     },
     Exercise {
@@ -189,6 +203,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "good-citizen.md",
         goal: "Limit requests per host for stage 3's workers, with a semaphore per host (exercise 11) that is forgotten when the host goes idle.",
+        nudge: "Exercise 11's semaphore does the waiting; what is left is a map from host to semaphore, and knowing when a host has nobody active or waiting. Never hold a `RefCell` borrow across an `.await`.",
         hint: "A map from host key to `Host { semaphore, active }`. `acquire`: get or insert the host's semaphore, clone it, end the borrow, `semaphore.acquire().await`, then count it active. Keep the semaphore's `Permit` in an `Option` in `HostPermit`. In `Drop`: drop the permit first, then remove the host if `active == 0`, nobody waits and every permit is back.",
     },
     Exercise {
@@ -198,6 +213,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "good-citizen.md",
         goal: "Crawl only URLs within `max_depth` links of the root, with each URL's true (shortest) depth, however the workers' fetches interleave.",
+        nudge: "With many workers, the first path to reach a URL is not always the shortest. The queue's `join` (Coordinating Coroutines) tells you when a whole level is done.",
         hint: "Crawl one depth at a time: put every URL of depth d on the queue, `q.join().await`, then make the links found meanwhile (marked seen as they are found) the next depth. Workers record the depth being crawled, and at `max_depth` they collect no links.",
     },
     Exercise {
@@ -207,6 +223,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "good-citizen.md",
         goal: "Parse robots.txt (groups, Allow and Disallow, `*` and `$`), decide URLs by the longest matching rule, and fetch it with the right reading of 4xx and 5xx.",
+        nudge: "Read RFC 9309's sections 2.2 (groups and rules) and 2.3.1 (what each status means) before the parser: which group applies to us, the longest match wins, and Allow wins a tie.",
         hint: "Line by line: drop `#...`, split at the first `:`, lower-case the key. User-agent lines collect agents; rules after them belong to those agents; a User-agent line after a rule starts a new group. Keep our rules and the `*` rules apart; use ours if a group named us. Match: strip a final `$`, split at `*`: the first piece is a prefix, the others are found in order. Pick with `max_by_key(|r| (r.pattern.len(), r.allow))`.",
     },
     Exercise {
@@ -216,6 +233,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "coordinating-coroutines.md",
         goal: "Space retries out: a ceiling that doubles up to a maximum without overflow, a full-jitter draw below it, and a retrying GET that sleeps on the runtime.",
+        nudge: "Exponential backoff with full jitter: a ceiling that doubles, a delay drawn below it. Durations can overflow (look for a saturating multiply), and the sleep must be the runtime's, never the thread's.",
         hint: "`ceiling`: start at `base.min(max)` and double with `saturating_mul(2)` once per failure after the first, stopping at `max` (or at zero). `delay`: `self.ceiling(failures).mul_f64(rng.next_f64())`. `get_with_retry`: loop; on a retryable error with tries left, push `backoff.delay(tries, rng)` onto `waits` and `runtime::sleep(wait).await`.",
     },
     Exercise {
@@ -225,6 +243,7 @@ pub static EXERCISES: &[Exercise] = &[
         stars: 2,
         chapter: "coordinating-coroutines.md",
         goal: "On Ctrl-C, let fetches in progress finish, start no new ones, and report what was abandoned, with the queue's `join` still ending the crawl.",
+        nudge: "Every URL put on the queue needs its `task_done`, fetched or not, or `join` never returns. Find where a worker takes URLs and where new URLs enter, and decide what each does once shutdown has begun.",
         hint: "Two checks of `self.shutdown.is_triggered()`: in `work`, right after `get` (record the URL in `abandoned`, call `task_done`, `continue`; without the `task_done`, `join` waits forever), and at the top of `add_url` (queue nothing). Fetches already in progress need no code: they finish on their own.",
     },
 ];
@@ -330,6 +349,19 @@ mod tests {
     }
 
     #[test]
+    fn every_exercise_has_two_hints_that_differ() {
+        for e in EXERCISES {
+            assert!(!e.nudge.is_empty() && !e.hint.is_empty(), "{}", e.number);
+            assert_ne!(e.nudge, e.hint, "{}", e.number);
+            assert!(
+                !e.hint.starts_with(e.nudge),
+                "{}: the second repeats the first",
+                e.number
+            );
+        }
+    }
+
+    #[test]
     fn the_book_lists_every_exercise() {
         let appendix = read("book/src/appendix/exercises.md");
         for e in EXERCISES {
@@ -346,6 +378,11 @@ mod tests {
             assert!(
                 appendix.contains(e.goal),
                 "appendix: the goal of {}",
+                e.number
+            );
+            assert!(
+                appendix.contains(e.nudge),
+                "appendix: the nudge of {}",
                 e.number
             );
             assert!(

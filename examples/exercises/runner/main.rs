@@ -5,7 +5,8 @@
 //!               version passes its tests
 //! check NN      runs exercise NN's tests against your src/exNN_*.rs and says
 //!               what passes and what still fails
-//! hint NN       the hint for exercise NN
+//! hint NN       the first hint for exercise NN: which idea, where to look
+//! hint NN 2     the second: the recipe
 //! verify        for CI: every starter fails its tests, every solution passes
 //! ```
 
@@ -38,10 +39,14 @@ enum Command {
         /// The exercise's number, as in 03.
         number: String,
     },
-    /// Show exercise NN's hint.
+    /// Show exercise NN's first hint (which idea applies, where to look);
+    /// `hint NN 2` shows the second (the recipe).
     Hint {
         /// The exercise's number, as in 03.
         number: String,
+        /// Which hint: 1 (the default) or 2.
+        #[arg(default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        level: u8,
     },
     /// Check that every starter fails and every solution passes (CI).
     Verify,
@@ -51,7 +56,7 @@ fn main() -> ExitCode {
     let result = match Args::parse().command {
         Command::List => list(),
         Command::Check { number } => with_exercise(&number, check),
-        Command::Hint { number } => with_exercise(&number, hint),
+        Command::Hint { number, level } => with_exercise(&number, |e| hint(e, level)),
         Command::Verify => verify(),
     };
     match result {
@@ -66,7 +71,7 @@ fn main() -> ExitCode {
 
 fn with_exercise(
     number: &str,
-    command: fn(&Exercise) -> Result<bool, String>,
+    command: impl FnOnce(&Exercise) -> Result<bool, String>,
 ) -> Result<bool, String> {
     match catalog::find(number) {
         Some(exercise) => command(exercise),
@@ -132,12 +137,23 @@ fn check(exercise: &Exercise) -> Result<bool, String> {
     }
 }
 
-fn hint(exercise: &Exercise) -> Result<bool, String> {
+/// Hints come in two steps, so that a learner earns the second: the first
+/// names the idea and where to look, the second is the recipe.
+fn hint(exercise: &Exercise, level: u8) -> Result<bool, String> {
     println!("{} {}", exercise.heading(), exercise.difficulty());
     println!();
     println!("{}", wrap(&format!("Goal: {}", exercise.goal), 76));
     println!();
-    println!("{}", wrap(&format!("Hint: {}", exercise.hint), 76));
+    if level == 1 {
+        println!("{}", wrap(&format!("Hint 1 of 2: {}", exercise.nudge), 76));
+        println!();
+        println!(
+            "Still stuck after trying? cargo run -p exercises -- hint {} 2",
+            exercise.number
+        );
+    } else {
+        println!("{}", wrap(&format!("Hint 2 of 2: {}", exercise.hint), 76));
+    }
     println!();
     println!(
         "Read the chapter book/src/{} and the file you edit, {}.",
