@@ -6,13 +6,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::io::Write;
+use std::net::SocketAddr;
 
 use common::crawl;
-use demo_site::testing::read_request;
+use common::static_site::{Answer, StaticSite};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use stage3_crawler::Config;
@@ -49,36 +47,14 @@ fn response(fields: &str, body: &[u8]) -> Vec<u8> {
 
 /// A site whose robots.txt is `robots` (a whole response), whose `/` links
 /// to `/secret/a` and `/open`, and which counts the requests per path.
-fn site(robots: Vec<u8>) -> (SocketAddr, Arc<Mutex<BTreeMap<String, usize>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(Mutex::new(BTreeMap::new()));
-    let counts = Arc::clone(&seen);
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let line = read_request(&mut reader).unwrap_or_default();
-            let path = line.split(' ').nth(1).unwrap_or_default().to_string();
-            *counts.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
-            let page = "<a href=\"/secret/a\">s</a> <a href=\"/open\">o</a>";
-            let answer = match path.as_str() {
-                "/robots.txt" => robots.clone(),
-                "/" => response(
-                    &format!(
-                        "Content-Type: text/html\r\nContent-Length: {}\r\n",
-                        page.len()
-                    ),
-                    page.as_bytes(),
-                ),
-                _ => response("Content-Type: text/plain\r\nContent-Length: 2\r\n", b"ok"),
-            };
-            // The crawler stops reading a robots.txt at --max-body and
-            // closes: the rest of the write fails, as it should.
-            let _ = stream.write_all(&answer);
-        }
-    });
-    (addr, seen)
+fn site(robots: Vec<u8>) -> (SocketAddr, StaticSite) {
+    let site = StaticSite::start(vec![
+        ("/robots.txt", Answer::raw(robots)),
+        ("/", Answer::links(&["/secret/a", "/open"])),
+        ("/open", Answer::text(200, "ok")),
+        ("/secret/a", Answer::text(200, "ok")),
+    ]);
+    (site.addr, site)
 }
 
 /// Crawls the site and checks that `/secret/a` was obeyed away, from the
@@ -102,7 +78,7 @@ fn obeyed(robots: Vec<u8>) {
         .into_iter()
         .map(|(p, n)| (p.to_string(), n))
         .collect();
-    assert_eq!(*seen.lock().unwrap(), want);
+    assert_eq!(seen.counts(), want);
     assert_eq!(c.robots.len(), 1);
     assert_eq!(
         (

@@ -7,13 +7,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::io::Write;
+use std::net::SocketAddr;
 
+use common::static_site::{Answer, StaticSite};
 use common::{config, crawl};
-use demo_site::testing::read_request;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use stage3_crawler::Config;
@@ -37,32 +35,16 @@ fn chunked(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A server that answers `/` with `root` (a whole response, head and
-/// body) and any other path with a small page; it counts the requests for
-/// each path. One request per connection.
-fn server(root: Vec<u8>) -> (SocketAddr, Arc<Mutex<BTreeMap<String, usize>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(Mutex::new(BTreeMap::new()));
-    let counts = Arc::clone(&seen);
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let line = read_request(&mut reader).unwrap_or_default();
-            let path = line.split(' ').nth(1).unwrap_or_default().to_string();
-            *counts.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
-            let response = if path == "/" {
-                root.clone()
-            } else {
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\
-                  Content-Length: 2\r\nConnection: close\r\n\r\nok"
-                    .to_vec()
-            };
-            let _ = stream.write_all(&response);
-        }
-    });
-    (addr, seen)
+/// A site that answers `/` with `root` (a whole response, head and body)
+/// and `/a` and `/b` with a small page, and counts the requests for each
+/// path.
+fn server(root: Vec<u8>) -> (SocketAddr, StaticSite) {
+    let site = StaticSite::start(vec![
+        ("/", Answer::raw(root)),
+        ("/a", Answer::text(200, "ok")),
+        ("/b", Answer::text(200, "ok")),
+    ]);
+    (site.addr, site)
 }
 
 fn quiet() -> Config {
@@ -84,8 +66,8 @@ fn head(fields: &str, body: &[u8]) -> Vec<u8> {
     out
 }
 
-fn requests(seen: &Mutex<BTreeMap<String, usize>>) -> BTreeMap<String, usize> {
-    seen.lock().unwrap().clone()
+fn requests(site: &StaticSite) -> BTreeMap<String, usize> {
+    site.counts()
 }
 
 fn counts(paths: &[&str]) -> BTreeMap<String, usize> {

@@ -6,37 +6,18 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufReader, Write};
-use std::net::TcpListener;
-use std::thread;
 
+use common::static_site::{Answer, StaticSite};
 use common::{config, crawl};
-use demo_site::testing::read_request;
 use stage3_crawler::SkipReason;
 
-/// A site whose `/` is `page` and whose other paths answer a small text.
-fn site(page: String) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let line = read_request(&mut reader).unwrap_or_default();
-            let (kind, body) = if line.starts_with("GET / ") {
-                ("text/html", page.clone())
-            } else {
-                ("text/plain", "ok".to_string())
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    format!("http://{addr}/")
+/// A site whose `/` is `page`, and whose `/a` is a small text.
+fn site(page: String) -> (String, StaticSite) {
+    let site = StaticSite::start(vec![
+        ("/", Answer::with_type(200, "text/html", page.into_bytes())),
+        ("/a", Answer::text(200, "ok")),
+    ]);
+    (site.url("/"), site)
 }
 
 #[test]
@@ -46,7 +27,7 @@ fn a_javascript_base_is_ignored_and_every_href_is_accounted_for() {
         r#"<base href="javascript:alert(1)//"><a href="a">a</a> <a href="http://[::1">v6</a>
            <a href="mailto:x@y">m</a> <a href="{long}">long</a> <a href="a#again">a</a>"#
     );
-    let root = site(page);
+    let (root, _site) = site(page);
     let mut config = config();
     config.traps.max_url_length = 30;
     let c = crawl(std::slice::from_ref(&root), config);

@@ -16,10 +16,9 @@
 use std::time::{Duration, Instant};
 
 use redis_client::{Connection, Error as RedisError, RedisUrl, StreamEntry};
-use runtime::{sleep, timeout};
+use runtime::{Either, select, sleep, timeout};
 
 use crate::broker::{GROUP, Keys};
-use crate::front::{Either, race};
 use crate::job::Job;
 use crate::postgres::{Client, PgConfig, PgError};
 use crate::shutdown::Shutdown;
@@ -153,7 +152,7 @@ pub async fn run(
                     "{e}; retrying in {backoff:?} with {} jobs held",
                     batch.len()
                 );
-                if let Either::Right(()) = race(sleep(backoff), shutdown.wait()).await {
+                if let Either::Right(()) = select(sleep(backoff), shutdown.wait()).await {
                     // Try the batch once more, then stop either way.
                     let _ = turn(
                         config,

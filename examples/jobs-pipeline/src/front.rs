@@ -13,15 +13,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::io;
 use std::net::Shutdown as Half;
-use std::pin::pin;
 use std::rc::Rc;
-use std::task::Poll;
 use std::time::Duration;
 
-use runtime::{JoinHandle, TcpListener, TcpStream, sleep, spawn, timeout};
+use runtime::{Either, JoinHandle, TcpListener, TcpStream, select, sleep, spawn, timeout};
 
 use crate::http::{self, Request, Response};
 use crate::shutdown::Shutdown;
@@ -115,7 +113,7 @@ where
         next: Cell::new(0),
     });
     loop {
-        match race(listener.accept(), shutdown.wait()).await {
+        match select(listener.accept(), shutdown.wait()).await {
             Either::Left(Ok((stream, peer))) => {
                 if state.open.borrow().len() >= limits.max_connections && !make_room(&state) {
                     // Every connection is busy: this one is told so, in a
@@ -338,25 +336,4 @@ async fn linger(stream: &mut TcpStream) -> io::Result<()> {
     })
     .await;
     Ok(())
-}
-
-pub enum Either<A, B> {
-    Left(A),
-    Right(B),
-}
-
-/// Runs two futures until the first finishes; the other is dropped.
-pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let mut a = pin!(a);
-    let mut b = pin!(b);
-    poll_fn(|cx| {
-        if let Poll::Ready(x) = a.as_mut().poll(cx) {
-            return Poll::Ready(Either::Left(x));
-        }
-        if let Poll::Ready(y) = b.as_mut().poll(cx) {
-            return Poll::Ready(Either::Right(y));
-        }
-        Poll::Pending
-    })
-    .await
 }

@@ -15,23 +15,7 @@ use jobs_pipeline::{Config, Job, Shutdown, Summary, run};
 
 /// Runs the service on its own thread, with its own runtime.
 fn start(store: &Path) -> (SocketAddr, Shutdown, JoinHandle<Summary>) {
-    let shutdown = Shutdown::new();
-    let config = Config {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        store: store.to_path_buf(),
-        grace: PATIENCE,
-        ..Config::default()
-    };
-    let (tx, rx) = mpsc::channel();
-    let theirs = shutdown.clone();
-    let server = thread::spawn(move || {
-        run(config, theirs, |server| {
-            tx.send(server.local_addr()).unwrap()
-        })
-        .unwrap()
-    });
-    let addr = rx.recv_timeout(PATIENCE).expect("the server starts");
-    (addr, shutdown, server)
+    start_with(store, Limits::default())
 }
 
 fn stored(store: &Path) -> Vec<Job> {
@@ -410,7 +394,7 @@ fn a_store_out_of_ids_refuses_new_jobs_and_serves_the_rest() {
     std::fs::remove_file(&store).unwrap();
 }
 
-/// The service as `start` runs it, with `limits`.
+/// The service as `start` runs it, within `limits`.
 fn start_with(store: &Path, limits: Limits) -> (SocketAddr, Shutdown, JoinHandle<Summary>) {
     let shutdown = Shutdown::new();
     let config = Config {

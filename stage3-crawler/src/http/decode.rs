@@ -14,6 +14,8 @@ use std::io::{self, Read};
 
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
+use super::response::Cap;
+
 /// What the client sends in `Accept-Encoding`.
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 
@@ -84,7 +86,7 @@ pub fn decode_body(
     max: u64,
 ) -> Result<Vec<u8>, DecodeError> {
     let codings = codings(content_encoding.into_iter());
-    undo(Layer::Content, &codings, body, max)
+    undo(Layer::Content, &codings, body, max, Cap::Fail)
 }
 
 /// The codings named by every field line of a list-valued header, in the
@@ -100,39 +102,30 @@ pub fn codings<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
 }
 
 /// Undoes `codings` (applied in that order, so undone last first) on
-/// `body`; no step, and not the result, may pass `max` bytes.
+/// `body`; no step, and not the result, may pass `max` bytes. With
+/// [`Cap::Cut`], for a body of which only the first part matters (perhaps
+/// itself cut short), what decodes within `max` bytes is kept, and a stream
+/// that ends early or goes on past `max` ends the decoding there instead of
+/// failing it. A coding we do not speak fails either way: nothing of such a
+/// body can be read.
 pub fn undo(
     layer: Layer,
     codings: &[String],
     body: Vec<u8>,
     max: u64,
+    cap: Cap,
 ) -> Result<Vec<u8>, DecodeError> {
+    let prefix = cap == Cap::Cut;
     let mut body = body;
     for coding in codings.iter().rev() {
-        body = decode_one(layer, coding, &body, max, false)?;
+        body = decode_one(layer, coding, &body, max, prefix)?;
     }
     if body.len() as u64 > max {
-        return Err(DecodeError::TooLarge { limit: max });
+        if !prefix {
+            return Err(DecodeError::TooLarge { limit: max });
+        }
+        body.truncate(usize::try_from(max).unwrap_or(usize::MAX));
     }
-    Ok(body)
-}
-
-/// [`undo`] for a body of which only the first part matters, perhaps
-/// itself cut short: what decodes within `max` bytes is kept, and a
-/// stream that ends early (it was cut) or goes on past `max` ends the
-/// decoding there instead of failing it. A coding we do not speak still
-/// fails: nothing of such a body can be read.
-pub fn undo_prefix(
-    layer: Layer,
-    codings: &[String],
-    body: Vec<u8>,
-    max: u64,
-) -> Result<Vec<u8>, DecodeError> {
-    let mut body = body;
-    for coding in codings.iter().rev() {
-        body = decode_one(layer, coding, &body, max, true)?;
-    }
-    body.truncate(usize::try_from(max).unwrap_or(usize::MAX));
     Ok(body)
 }
 

@@ -351,12 +351,8 @@ fn decoded(mut response: Response, max_body: u64, cap: Cap) -> Result<Response, 
     let content = decode::codings(response.headers_named("content-encoding"));
     let transfer = std::mem::take(&mut response.transfer_codings);
     let body = std::mem::take(&mut response.body);
-    let undo = match cap {
-        Cap::Fail => decode::undo,
-        Cap::Cut => decode::undo_prefix,
-    };
-    let body = undo(Layer::Transfer, &transfer, body, max_body)
-        .and_then(|body| undo(Layer::Content, &content, body, max_body));
+    let body = decode::undo(Layer::Transfer, &transfer, body, max_body, cap)
+        .and_then(|body| decode::undo(Layer::Content, &content, body, max_body, cap));
     match body {
         Ok(body) => {
             response.body = body;

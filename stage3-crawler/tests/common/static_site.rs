@@ -19,6 +19,10 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// Waited before answering (on the connection's own thread).
     pub delay: Duration,
+    /// A whole response (head and body) written as given, instead of
+    /// one made of the fields above, after which the connection closes:
+    /// for the hostile ones (stacked codings, a body over the cap).
+    pub raw: Option<Vec<u8>>,
 }
 
 impl Answer {
@@ -41,12 +45,22 @@ impl Answer {
         Answer::with_type(status, "text/plain", body.as_bytes().to_vec())
     }
 
-    fn with_type(status: u16, content_type: &str, body: Vec<u8>) -> Answer {
+    /// `status` with a body of `content_type`.
+    pub fn with_type(status: u16, content_type: &str, body: Vec<u8>) -> Answer {
         Answer {
             status,
             headers: vec![("Content-Type".into(), content_type.into())],
             body,
             delay: Duration::ZERO,
+            raw: None,
+        }
+    }
+
+    /// `response` exactly as given, then the connection closes.
+    pub fn raw(response: Vec<u8>) -> Answer {
+        Answer {
+            raw: Some(response),
+            ..Answer::text(200, "")
         }
     }
 
@@ -99,6 +113,15 @@ impl StaticSite {
             .collect()
     }
 
+    /// How many requests each path got.
+    pub fn counts(&self) -> std::collections::BTreeMap<String, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for path in self.requests() {
+            *counts.entry(path).or_insert(0) += 1;
+        }
+        counts
+    }
+
     /// When each request arrived, with its path, in order.
     pub fn arrivals(&self) -> Vec<(Instant, String)> {
         self.log.lock().unwrap().clone()
@@ -120,6 +143,12 @@ fn serve(
             .cloned()
             .unwrap_or_else(|| Answer::text(404, "not found"));
         thread::sleep(answer.delay);
+        if let Some(raw) = &answer.raw {
+            // A client that stops reading (a body over its cap) fails the
+            // write: that is its business.
+            let _ = stream.write_all(raw);
+            return;
+        }
         let mut head = format!("HTTP/1.1 {} X\r\n", answer.status);
         for (name, value) in &answer.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
