@@ -7,8 +7,8 @@ trap stop_services EXIT
 start_services
 
 session() {
-  echo "\$ jobs-pipeline api --port 0 --broker $broker &"
-  start_service api api --port 0 --broker "$broker"
+  echo "\$ PGPASSWORD=... jobs-pipeline api --port 0 --broker $broker --db $db &"
+  start_service api api --port 0 --broker "$broker" --db "$db"
   cat "$dir/api.out"
   api_port=$(sed -E 's|.*listening on http://127\.0\.0\.1:([0-9]+)/.*|\1|;q' "$dir/api.out")
   echo "\$ PGPASSWORD=... jobs-pipeline store --broker $broker --db $db --consumer store-1 &"

@@ -8,17 +8,17 @@ source book/gen/services.bash
 trap stop_services EXIT
 start_services
 
-start_service api api --port 0 --broker "$broker"
+start_service api api --port 0 --broker "$broker" --db "$db"
 api_port=$(sed -E 's|.*listening on http://127\.0\.0\.1:([0-9]+)/.*|\1|;q' "$dir/api.out")
 send POST /jobs '{"name": "resize", "priority": 3}' order-17 >/dev/null
 RUST_LOG=redis_client=trace,jobs_pipeline::postgres=trace \
   start_service store store --broker "$broker" --db "$db" --consumer store-1
-wait_until grep -q HSET "$dir/store.err"
-wait_until sh -c "grep -A2 HSET '$dir/store.err' | grep -c '^\[.*< ' | grep -q 2"
+wait_until grep -q EXPIRE "$dir/store.err"
+wait_until sh -c "grep -A4 EXPIRE '$dir/store.err' | grep -c '^\[.*< ' | grep -q 4"
 kill -INT "$store_pid" "$api_pid"
 wait "$store_pid" "$api_pid" || true
 
 sed -E 's/^\[[^]]* TRACE [^]]*\] //' "$dir/store.err" |
-  awk '/HSET/ { acked = 1 } { print } acked && /^< / { if (++replies == 2) exit }' |
+  awk '/EXPIRE/ { acked = 1 } { print } acked && /^< / { if (++replies == 4) exit }' |
   grep -v '^< ParameterStatus' |
   sed -E 's/[0-9]{13}-[0-9]+/TIME-SEQ/g; s/127\.0\.0\.1:[0-9]+/127.0.0.1:PORT/g'

@@ -1,5 +1,11 @@
 //! The article's first service: `POST /jobs` validates a job and appends it
 //! to the Redis stream, and answers 202 only once Redis has it.
+//!
+//! Redis is the api's memory of recent jobs; PostgreSQL, where the store
+//! puts them, is its memory for good. A job's status and idempotency key
+//! leave Redis once the job is stored (the status at once, the key a day
+//! later), and the api then asks the table, so an answer does not change
+//! when Redis forgets.
 
 use std::io;
 use std::net::SocketAddr;
@@ -13,15 +19,23 @@ use crate::broker::{self, Keys};
 use crate::front::{self, Closed};
 use crate::http::{Request, Response};
 use crate::job::{self, Job};
+use crate::postgres::{PgConfig, PgPool};
 use crate::shutdown::Shutdown;
+use crate::table;
 
-/// How long a request waits for Redis before it answers 503.
+/// How long a request waits for Redis, or for PostgreSQL, before it
+/// answers 503.
 pub const BROKER_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most PostgreSQL connections: the api asks the table only about
+/// jobs Redis no longer knows, far less often than it talks to Redis.
+pub const DB_CONNECTIONS: usize = 4;
 
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
     pub addr: SocketAddr,
     pub broker: RedisUrl,
+    /// The table the store writes: asked about jobs Redis has forgotten.
+    pub db: PgConfig,
     pub grace: Duration,
     /// What one client may hold: request and idle timeouts, connections.
     pub limits: front::Limits,
@@ -34,11 +48,13 @@ pub struct Api {
     listener: TcpListener,
     addr: SocketAddr,
     config: ApiConfig,
+    state: Rc<State>,
 }
 
 /// What the tasks share.
 struct State {
     pool: Pool,
+    db: PgPool,
     keys: Keys,
     accept: Script,
 }
@@ -49,10 +65,17 @@ impl Api {
             io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr))
         })?;
         let addr = listener.local_addr()?;
+        let state = Rc::new(State {
+            keys: Keys::new(&config.broker),
+            pool: Pool::new(config.broker.clone(), config.connections),
+            db: PgPool::new(config.db.clone(), DB_CONNECTIONS),
+            accept: Script::new(broker::ACCEPT),
+        });
         Ok(Api {
             listener,
             addr,
             config,
+            state,
         })
     }
 
@@ -60,22 +83,32 @@ impl Api {
         self.addr
     }
 
-    /// Checks that Redis answers, so that a wrong URL is a clear error at
-    /// start rather than a 503 on every request.
-    pub async fn check_broker(&self) -> Result<(), RedisError> {
-        let mut conn = timeout(BROKER_TIMEOUT, self.config.broker.connect())
-            .await
-            .map_err(|e| RedisError::Io(e.into()))??;
-        conn.ping().await
+    /// Checks that Redis and PostgreSQL answer, so that a wrong URL is a
+    /// clear error at start rather than a 503 on every request, and makes
+    /// the table if no store has yet.
+    pub async fn check_services(&self) -> Result<(), String> {
+        let broker = &self.config.broker;
+        let ping = timeout(BROKER_TIMEOUT, async {
+            let mut conn = broker.connect().await?;
+            conn.ping().await
+        })
+        .await;
+        match ping {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(format!("the broker at {broker} does not answer: {e}")),
+            Err(e) => return Err(format!("the broker at {broker} does not answer: {e}")),
+        }
+        let db = &self.config.db;
+        match timeout(BROKER_TIMEOUT, self.state.db.query(table::SCHEMA, &[])).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!("the database at {db} does not answer: {e}")),
+            Err(e) => Err(format!("the database at {db} does not answer: {e}")),
+        }
     }
 
     /// Serves until `shutdown`, then finishes the requests in progress.
     pub async fn serve(self, shutdown: Shutdown) -> Closed {
-        let state = Rc::new(State {
-            keys: Keys::new(&self.config.broker),
-            pool: Pool::new(self.config.broker.clone(), self.config.connections),
-            accept: Script::new(broker::ACCEPT),
-        });
+        let state = self.state;
         front::serve(
             self.listener,
             &shutdown,
@@ -118,16 +151,87 @@ async fn post(state: &State, request: &Request) -> Response {
         Ok(job) => job,
         Err(message) => return Response::error(400, &message),
     };
-    let json = match serde_json::to_string(&job) {
-        Ok(json) => json,
-        Err(e) => return Response::error(500, &e.to_string()),
+    let accepted = match key {
+        None => accept(state, &job, None).await,
+        Some(_) => match accept(state, &job, Some(Phase::Probe)).await {
+            // Redis does not know the key: new, or stored so long ago that
+            // Redis let it go. The table knows which.
+            Ok(Accepted::Unknown) => match find(state, id).await {
+                Ok(Some(stored)) => Ok(Accepted::Stored(stored)),
+                Ok(None) => accept(state, &job, Some(Phase::Add)).await,
+                // The pipeline takes jobs while the store's database is
+                // away; that is what the stream is for. The store checks
+                // the id against the table before it counts a job stored,
+                // and sets aside one whose key was used for another job.
+                Err(reason) => {
+                    log::warn!("job {id}: cannot ask the table ({reason}); queued unchecked");
+                    accept(state, &job, Some(Phase::Add)).await
+                }
+            },
+            other => other,
+        },
     };
-    let id = id.to_string();
-    let idempotency = key.map(|k| state.keys.idempotency(k));
+    let (earlier, what) = match accepted {
+        Ok(Accepted::New(job)) => (job, "queued"),
+        Ok(Accepted::Queued(earlier)) => (earlier, "already queued"),
+        Ok(Accepted::Stored(earlier)) => (earlier, "already stored"),
+        Ok(Accepted::Unknown) => {
+            return Response::error(500, "the broker did not add a job it does not know");
+        }
+        Err(response) => return response,
+    };
+    if earlier != job {
+        return Response::error(
+            422,
+            &format!(
+                "this Idempotency-Key was used for another job (id {}); a retry must send \
+                 the same job, and a new job needs a new key",
+                earlier.id
+            ),
+        );
+    }
+    log::info!("job {id}: {what}");
+    match serde_json::to_string(&earlier) {
+        Ok(body) => Response::json(202, body),
+        Err(e) => Response::error(500, &e.to_string()),
+    }
+}
+// ANCHOR_END: post
+
+/// Which call of the accept script, for a job with an idempotency key.
+#[derive(Clone, Copy)]
+enum Phase {
+    /// Append only if Redis knows the key; otherwise say so.
+    Probe,
+    /// The table has no such job either: append it.
+    Add,
+}
+
+/// What the accept script found, or the table.
+enum Accepted {
+    /// Appended now.
+    New(Job),
+    /// The key's job, still in Redis: the same job or (a reuse) another.
+    Queued(Job),
+    /// The key's job, in the table.
+    Stored(Job),
+    /// Redis does not know the key (the probe's answer).
+    Unknown,
+}
+
+/// Runs the accept script; an unavailable broker is a 503.
+async fn accept(state: &State, job: &Job, phase: Option<Phase>) -> Result<Accepted, Response> {
+    let json = serde_json::to_string(job).map_err(|e| Response::error(500, &e.to_string()))?;
+    let id = job.id.to_string();
+    let record = phase.map(|_| state.keys.idempotency(job.id));
     let mut keys = vec![state.keys.stream.as_str(), state.keys.status.as_str()];
-    keys.extend(idempotency.as_deref());
-    let ttl = broker::KEY_TTL_SECONDS.to_string();
-    let args: [&[u8]; 3] = [id.as_bytes(), json.as_bytes(), ttl.as_bytes()];
+    keys.extend(record.as_deref());
+    let mut args: Vec<&[u8]> = vec![id.as_bytes(), json.as_bytes()];
+    match phase {
+        Some(Phase::Probe) => args.push(b"probe"),
+        Some(Phase::Add) => args.push(b"add"),
+        None => {}
+    }
     let reply = timeout(BROKER_TIMEOUT, async {
         let mut conn = state.pool.get().await?;
         let reply = state.accept.invoke(&mut conn, &keys, &args).await?;
@@ -137,44 +241,39 @@ async fn post(state: &State, request: &Request) -> Response {
     .await;
     let reply = match reply {
         Ok(Ok(reply)) => reply,
-        Ok(Err(e)) => return unavailable(&state.pool, &e.to_string()),
-        Err(elapsed) => return unavailable(&state.pool, &elapsed.to_string()),
+        Ok(Err(e)) => return Err(unavailable(&state.pool, &e.to_string())),
+        Err(elapsed) => return Err(unavailable(&state.pool, &elapsed.to_string())),
     };
-    let stored = reply.into_items().and_then(|items| {
-        let answer = items.first()?.as_integer()?;
-        let job: Job = serde_json::from_slice(items.get(1)?.as_bytes()?).ok()?;
-        Some((answer, job))
-    });
-    match stored {
-        Some((2, earlier)) => Response::error(
-            422,
-            &format!(
-                "this Idempotency-Key was used for another job (id {}); a retry must send \
-                 the same job, and a new job needs a new key",
-                earlier.id
-            ),
-        ),
-        Some((answer, job)) => {
-            if answer == 1 {
-                log::info!("queued job {}", job.id);
-            } else {
-                log::info!(
-                    "job {} was already queued under its idempotency key",
-                    job.id
-                );
-            }
-            match serde_json::to_string(&job) {
-                Ok(body) => Response::json(202, body),
-                Err(e) => Response::error(500, &e.to_string()),
-            }
-        }
-        None => Response::error(
+    let items = reply.into_items().unwrap_or_default();
+    let job = || -> Option<Job> { serde_json::from_slice(items.get(1)?.as_bytes()?).ok() };
+    let accepted = match items.first().and_then(Frame::as_integer) {
+        Some(1) => job().map(Accepted::New),
+        Some(0 | 2) => job().map(Accepted::Queued),
+        Some(3) => Some(Accepted::Unknown),
+        _ => None,
+    };
+    accepted.ok_or_else(|| {
+        Response::error(
             500,
             "the broker's reply to the accept script has a bad shape",
-        ),
-    }
+        )
+    })
 }
-// ANCHOR_END: post
+
+/// The job with this id in the table, if the store has put it there, or
+/// why the table cannot say.
+async fn find(state: &State, id: u64) -> Result<Option<Job>, String> {
+    let param = id.to_string();
+    let rows = match timeout(BROKER_TIMEOUT, state.db.query(table::FIND, &[Some(&param)])).await {
+        Ok(Ok(rows)) => rows,
+        Ok(Err(e)) => return Err(e.to_string()),
+        Err(elapsed) => return Err(format!("postgres {elapsed}")),
+    };
+    let Some(row) = rows.first() else {
+        return Ok(None);
+    };
+    table::job_of(row).map(Some)
+}
 
 fn unavailable(pool: &Pool, reason: &str) -> Response {
     log::warn!("cannot reach the broker: {reason}");
@@ -187,9 +286,21 @@ fn unavailable(pool: &Pool, reason: &str) -> Response {
     )
 }
 
+fn db_unavailable(db: &PgPool, reason: &str) -> Response {
+    log::warn!("cannot reach the database: {reason}");
+    Response::error(
+        503,
+        &format!(
+            "the database at {} is unavailable ({reason}); retry later",
+            db.config()
+        ),
+    )
+}
+
 /// `GET /jobs/ID`: `queued` until a `store` process has committed it,
 /// then `stored`; `failed` if the store could not (the dead-letter stream
-/// and the store's log say why).
+/// and the store's log say why). Redis holds the first and the last; a
+/// stored job has left Redis, and the table answers.
 async fn status(state: &State, id: &str) -> Response {
     let Ok(id) = id.parse::<u64>() else {
         return Response::error(400, "a job id is a number");
@@ -205,15 +316,23 @@ async fn status(state: &State, id: &str) -> Response {
     })
     .await;
     match reply {
-        Ok(Ok(Frame::Null)) => Response::error(404, &format!("no job {id}")),
+        Ok(Ok(Frame::Null)) => match find(state, id).await {
+            Ok(Some(_)) => status_of(id, "stored"),
+            Ok(None) => Response::error(404, &format!("no job {id}")),
+            Err(reason) => db_unavailable(&state.db, &reason),
+        },
         Ok(Ok(frame)) => match frame.as_str() {
-            Some(status) => Response::json(
-                200,
-                serde_json::json!({ "id": id, "status": status }).to_string(),
-            ),
+            Some(status) => status_of(id, status),
             None => Response::error(500, "the job's status has a bad shape"),
         },
         Ok(Err(e)) => unavailable(&state.pool, &e.to_string()),
         Err(elapsed) => unavailable(&state.pool, &elapsed.to_string()),
     }
+}
+
+fn status_of(id: u64, status: &str) -> Response {
+    Response::json(
+        200,
+        serde_json::json!({ "id": id, "status": status }).to_string(),
+    )
 }

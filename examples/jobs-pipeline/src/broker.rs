@@ -4,9 +4,15 @@
 use redis_client::RedisUrl;
 use sha2::{Digest, Sha256};
 
+/// The stream entry's field that says the job came with an idempotency
+/// key, whose record the store must set to expire once the job is stored.
+pub const KEYED: &str = "keyed";
+
 /// The consumer group every `store` process joins.
 pub const GROUP: &str = "store";
-/// How long Redis remembers an idempotency key: a day of retries.
+/// How long Redis remembers an idempotency key after its job is stored:
+/// a day of fast retries. Until the job is stored Redis keeps the key with
+/// no expiry; after the day, the api asks PostgreSQL.
 pub const KEY_TTL_SECONDS: u64 = 24 * 60 * 60;
 
 /// The keys of one pipeline, all under the name in the broker URL.
@@ -14,8 +20,9 @@ pub const KEY_TTL_SECONDS: u64 = 24 * 60 * 60;
 pub struct Keys {
     /// The stream: the article's Kafka topic.
     pub stream: String,
-    /// A hash from job id to `queued`, `stored` or `failed`, for
-    /// `GET /jobs/ID`.
+    /// A hash from job id to `queued` or `failed`, for `GET /jobs/ID`. A
+    /// stored job's field is deleted once PostgreSQL holds the job, and the
+    /// api asks the table about it.
     pub status: String,
     /// The dead-letter stream: each entry the store can never store (not a
     /// job, or a job PostgreSQL refuses), with the reason, so that what is
@@ -35,19 +42,12 @@ impl Keys {
         }
     }
 
-    /// Where an idempotency key's job is remembered. The client's key is
-    /// hashed, so any visible text is a safe Redis key name.
-    pub fn idempotency(&self, key: &str) -> String {
-        format!(
-            "{}:idempotency:{}",
-            self.prefix,
-            hex(&Sha256::digest(key.as_bytes()))
-        )
+    /// Where the job of an idempotency key is remembered. The key decides
+    /// the job id ([`job_id`]), so the record is named by the id: the store
+    /// finds it from the job alone when it sets the record's expiry.
+    pub fn idempotency(&self, id: impl std::fmt::Display) -> String {
+        format!("{}:idempotency:{id}", self.prefix)
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 // ANCHOR: job_id
@@ -75,13 +75,16 @@ pub fn job_id(idempotency_key: Option<&str>) -> Result<u64, String> {
 /// each other cannot both append, and a crash cannot leave the key without
 /// the job or the job without the key.
 ///
-/// KEYS: the stream, the status hash, and (optional) the idempotency key.
-/// ARGV: the job id, the job's JSON, the key's time to live in seconds.
+/// KEYS: the stream, the status hash, and (optional) the key's record.
+/// ARGV: the job id, the job's JSON, and (with a key) `probe` or `add`.
 /// Returns `{1, json}` for a new job, `{0, earlier_json}` for a retry, and
 /// `{2, earlier_json}` for the key reused with a different job: a retry
 /// must be the same request (payment APIs refuse such a reuse too), and
 /// the job's JSON is its canonical form, so the same job compares equal
-/// however its body was spaced.
+/// however its body was spaced. A key Redis does not know may still be in
+/// PostgreSQL (stored more than a day ago), so `probe` returns `{3}` for
+/// it and appends nothing; the api looks in the table, then calls again
+/// with `add`.
 pub const ACCEPT: &str = r#"
 if KEYS[3] then
   local earlier = redis.call('GET', KEYS[3])
@@ -89,10 +92,13 @@ if KEYS[3] then
     if earlier == ARGV[2] then return {0, earlier} end
     return {2, earlier}
   end
+  if ARGV[3] == 'probe' then return {3} end
+  redis.call('XADD', KEYS[1], '*', 'job', ARGV[2], 'keyed', '1')
+  redis.call('SET', KEYS[3], ARGV[2])
+else
+  redis.call('XADD', KEYS[1], '*', 'job', ARGV[2])
 end
-redis.call('XADD', KEYS[1], '*', 'job', ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], 'queued')
-if KEYS[3] then redis.call('SET', KEYS[3], ARGV[2], 'EX', ARGV[3]) end
 return {1, ARGV[2]}
 "#;
 // ANCHOR_END: accept_script

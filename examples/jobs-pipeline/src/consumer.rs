@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 use redis_client::{Connection, Error as RedisError, RedisUrl, StreamEntry};
 use runtime::{Either, select, sleep, timeout};
 
-use crate::broker::{GROUP, Keys};
+use crate::broker::{GROUP, KEY_TTL_SECONDS, KEYED, Keys};
 use crate::job::Job;
 use crate::postgres::{Client, PgConfig, PgError};
 use crate::shutdown::Shutdown;
+use crate::table::{self, FIND, INSERT, SCHEMA};
 
 #[derive(Clone, Debug)]
 pub struct ConsumerConfig {
@@ -53,19 +54,6 @@ pub struct ConsumerSummary {
     /// pending in the stream for another consumer.
     pub left_pending: u64,
 }
-
-pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS jobs (
-    id bigint PRIMARY KEY,
-    doc jsonb NOT NULL,
-    stored_at timestamptz NOT NULL DEFAULT clock_timestamp()
-)";
-
-// ANCHOR: insert
-/// The idempotent insert: the job id is the primary key, and a second
-/// insert of the same job does nothing.
-pub const INSERT: &str =
-    "INSERT INTO jobs (id, doc) VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING";
-// ANCHOR_END: insert
 
 /// How long one `XREADGROUP` waits for new entries: also how quickly an
 /// idle consumer notices Ctrl-C.
@@ -247,22 +235,54 @@ async fn turn(
     // Committed, and the rest set aside: now, and only now, acknowledge,
     // and delete the entries from the stream: the one group has them, and
     // an acknowledged entry kept would grow the stream by every job ever
-    // accepted (100,000 jobs: 100,000 entries). The status hash is written
-    // in the same round trip.
+    // accepted (100,000 jobs: 100,000 entries). What Redis knew about a
+    // stored job goes in the same round trip, for the same reason: its
+    // status at once, its idempotency key after a day of fast retries; the
+    // api asks the table from then on. A failed job is in no table, so
+    // Redis keeps its status and key.
     let ids: Vec<&str> = batch.iter().map(|e| e.id.as_str()).collect();
-    let mut ack = vec!["XACK", keys.stream.as_str(), GROUP];
-    ack.extend(&ids);
-    let mut delete = vec!["XDEL", keys.stream.as_str()];
-    delete.extend(&ids);
-    let mut mark = vec!["HSET", keys.status.as_str()];
-    for job in &stored {
-        mark.extend([job.id.as_str(), "stored"]);
-    }
-    for id in refused.iter().filter_map(|r| r.id.as_deref()) {
-        mark.extend([id, "failed"]);
-    }
+    let mut ack = vec!["XACK".to_string(), keys.stream.clone(), GROUP.to_string()];
+    ack.extend(ids.iter().map(|id| id.to_string()));
+    let mut delete = vec!["XDEL".to_string(), keys.stream.clone()];
+    delete.extend(ids.iter().map(|id| id.to_string()));
     let mut commands = vec![ack, delete];
-    if mark.len() > 2 {
+    if !stored.is_empty() {
+        let mut forget = vec!["HDEL".to_string(), keys.status.clone()];
+        forget.extend(stored.iter().map(|job| job.id.clone()));
+        commands.push(forget);
+    }
+    let ttl = KEY_TTL_SECONDS.to_string();
+    for job in stored.iter().filter(|job| job.keyed) {
+        commands.push(vec![
+            "EXPIRE".to_string(),
+            keys.idempotency(&job.id),
+            ttl.clone(),
+        ]);
+    }
+    // A job whose id another job holds: Redis answers for the stored one.
+    for taken in refused.iter().filter_map(|r| r.taken_by.as_ref()) {
+        commands.push(vec![
+            "HDEL".to_string(),
+            keys.status.clone(),
+            taken.id.clone(),
+        ]);
+        if taken.keyed {
+            let first = serde_json::to_string(&taken.first).map_err(|e| e.to_string())?;
+            commands.push(vec![
+                "SET".to_string(),
+                keys.idempotency(&taken.id),
+                first,
+                "EX".to_string(),
+                ttl.clone(),
+            ]);
+        }
+    }
+    let failed: Vec<&str> = refused.iter().filter_map(|r| r.id.as_deref()).collect();
+    if !failed.is_empty() {
+        let mut mark = vec!["HSET".to_string(), keys.status.clone()];
+        for id in failed {
+            mark.extend([id.to_string(), "failed".to_string()]);
+        }
         commands.push(mark);
     }
     let redis = redis_link(config, &mut links.redis).await?;
@@ -282,6 +302,9 @@ struct Row {
     /// Its entry's place in the batch.
     entry: usize,
     id: String,
+    /// Whether it came with an idempotency key, whose record expires once
+    /// the job is stored.
+    keyed: bool,
     /// The job as the stream holds it.
     json: String,
 }
@@ -293,6 +316,16 @@ struct Refused {
     /// The job id, when the entry is a job: its status becomes `failed`.
     id: Option<String>,
     reason: String,
+    /// Set when the job's id is taken by another job in the table.
+    taken_by: Option<Taken>,
+}
+
+/// A job id that belongs to a job stored earlier: Redis is told the stored
+/// job, so that it answers as the table does.
+struct Taken {
+    id: String,
+    keyed: bool,
+    first: crate::Job,
 }
 
 /// Splits the batch into jobs and entries that are not jobs.
@@ -310,12 +343,14 @@ fn decode(batch: &[StreamEntry]) -> (Vec<Row>, Vec<Refused>) {
             Ok((id, raw)) => jobs.push(Row {
                 entry,
                 id: id.to_string(),
+                keyed: item.field(KEYED).is_some(),
                 json: String::from_utf8_lossy(raw).into_owned(),
             }),
             Err(reason) => refused.push(Refused {
                 entry,
                 id: None,
                 reason,
+                taken_by: None,
             }),
         }
     }
@@ -350,10 +385,8 @@ async fn insert(
     let db = db_link(config, link).await?;
     let error = match timeout(IO_TIMEOUT, db.execute_batch(INSERT, &params)).await {
         Ok(Ok(counts)) => {
-            let inserted = counts.iter().filter(|n| **n == 1).count() as u64;
-            summary.stored += inserted;
-            summary.duplicates += counts.len() as u64 - inserted;
-            return Ok(jobs);
+            let inserted = jobs.into_iter().zip(counts).collect();
+            return check_taken(config, link, inserted, refused, summary).await;
         }
         Ok(Err(e)) if e.is_data_error() => e,
         Ok(Err(e)) => {
@@ -376,18 +409,16 @@ async fn insert(
     );
     // Counted only once the whole batch is through: after an error half
     // way, the retry counts the jobs inserted here as already stored.
-    let (mut stored, mut inserted) = (Vec::with_capacity(jobs.len()), 0);
+    let mut inserted = Vec::with_capacity(jobs.len());
     for job in jobs {
         let params = [Some(job.id.as_str()), Some(job.json.as_str())];
         match timeout(IO_TIMEOUT, db.execute(INSERT, &params)).await {
-            Ok(Ok(n)) => {
-                inserted += n.min(1);
-                stored.push(job);
-            }
+            Ok(Ok(n)) => inserted.push((job, n)),
             Ok(Err(e)) if e.is_data_error() => refused.push(Refused {
                 entry: job.entry,
                 id: Some(job.id),
                 reason: e.to_string(),
+                taken_by: None,
             }),
             Ok(Err(e)) => {
                 if e.is_fatal() {
@@ -401,8 +432,70 @@ async fn insert(
             }
         }
     }
-    summary.stored += inserted;
-    summary.duplicates += stored.len() as u64 - inserted;
+    check_taken(config, link, inserted, refused, summary).await
+}
+
+/// Sorts what the insert did: a job inserted is stored; a job whose id was
+/// in the table already is, almost always, the same job delivered again
+/// (after a crash, or a retry the api queued while it could not ask the
+/// table), and stored too. But the table is asked, because an id can be
+/// taken by another job: an Idempotency-Key reused for a different job
+/// more than a day after the first, while the api could not ask the table,
+/// or two random ids that collided. Such a job is set aside with the
+/// reason rather than counted as stored: nothing accepted vanishes.
+async fn check_taken(
+    config: &ConsumerConfig,
+    link: &mut Option<Client>,
+    inserted: Vec<(Row, u64)>,
+    refused: &mut Vec<Refused>,
+    summary: &mut ConsumerSummary,
+) -> Result<Vec<Row>, String> {
+    let (mut stored, mut new, mut again) = (Vec::with_capacity(inserted.len()), 0, 0);
+    for (job, count) in inserted {
+        if count == 1 {
+            new += 1;
+            stored.push(job);
+            continue;
+        }
+        let db = db_link(config, link).await?;
+        let rows = match timeout(IO_TIMEOUT, db.query(FIND, &[Some(job.id.as_str())])).await {
+            Ok(Ok(rows)) => rows,
+            Ok(Err(e)) => {
+                if e.is_fatal() {
+                    *link = None;
+                }
+                return Err(format!("cannot read job {}: {e}", job.id));
+            }
+            Err(elapsed) => {
+                *link = None;
+                return Err(format!("cannot read job {}: postgres {elapsed}", job.id));
+            }
+        };
+        let first = rows.first().map(|row| table::job_of(row)).transpose()?;
+        let this: Option<crate::Job> = serde_json::from_str(&job.json).ok();
+        match first {
+            Some(first) if Some(&first) != this.as_ref() => refused.push(Refused {
+                entry: job.entry,
+                id: None,
+                reason: format!(
+                    "job id {} is taken by another job stored earlier: an Idempotency-Key \
+                     reused for another job, or two ids that collided",
+                    job.id
+                ),
+                taken_by: Some(Taken {
+                    id: job.id,
+                    keyed: job.keyed,
+                    first,
+                }),
+            }),
+            _ => {
+                again += 1;
+                stored.push(job);
+            }
+        }
+    }
+    summary.stored += new;
+    summary.duplicates += again;
     Ok(stored)
 }
 

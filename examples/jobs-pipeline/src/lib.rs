@@ -27,6 +27,7 @@ pub mod postgres;
 pub mod server;
 pub mod shutdown;
 pub mod store;
+pub mod table;
 
 pub use job::Job;
 pub use server::{Config, Server, Summary, run};

@@ -20,12 +20,17 @@ use crate::signals;
 /// `jobs-pipeline api`: POST /jobs appends each job to the stream
 /// NAME:stream and answers 202 once Redis has it (503 if Redis is down); an
 /// Idempotency-Key header makes a retry the same job. GET /jobs/ID says
-/// queued, stored, or failed.
+/// queued, stored, or failed. What Redis has forgotten (a stored job's
+/// status, a key a day after its job was stored) the api asks the store's
+/// table.
 #[derive(Debug, Args)]
 pub struct ApiArgs {
     /// The Redis server; NAME prefixes every key.
     #[arg(long, value_name = "redis://HOST:PORT/NAME", value_parser = RedisUrl::parse)]
     broker: RedisUrl,
+    /// The store's database; a password goes in the URL or PGPASSWORD.
+    #[arg(long, value_name = "postgres://USER@HOST:PORT/DB")]
+    db: String,
     /// The port on 127.0.0.1; 0 picks a free one.
     #[arg(long, value_name = "PORT", default_value_t = 8080)]
     port: u16,
@@ -80,12 +85,27 @@ fn init_logging() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
 }
 
+/// The `--db` URL, with PGPASSWORD. Checked after clap has parsed, so
+/// that no error message of clap's can echo a password; a bad URL is a
+/// usage error all the same.
+fn db_config(url: &str) -> Result<PgConfig, ExitCode> {
+    PgConfig::parse(url, std::env::var("PGPASSWORD").ok()).map_err(|message| {
+        eprintln!("error: invalid value for '--db <postgres://USER@HOST:PORT/DB>': {message}");
+        ExitCode::from(2)
+    })
+}
+
 impl ApiArgs {
     pub fn run(self) -> ExitCode {
         init_logging();
+        let db = match db_config(&self.db) {
+            Ok(db) => db,
+            Err(code) => return code,
+        };
         run_api(ApiConfig {
             addr: SocketAddr::from(([127, 0, 0, 1], self.port)),
             broker: self.broker,
+            db,
             grace: Duration::from_millis(self.grace_ms),
             limits: jobs_pipeline::front::Limits::default(),
             connections: usize::from(self.connections),
@@ -96,14 +116,9 @@ impl ApiArgs {
 impl StoreArgs {
     pub fn run(self) -> ExitCode {
         init_logging();
-        let db = match PgConfig::parse(&self.db, std::env::var("PGPASSWORD").ok()) {
+        let db = match db_config(&self.db) {
             Ok(db) => db,
-            Err(message) => {
-                eprintln!(
-                    "error: invalid value for '--db <postgres://USER@HOST:PORT/DB>': {message}"
-                );
-                return ExitCode::from(2);
-            }
+            Err(code) => return code,
         };
         run_store(ConsumerConfig {
             broker: self.broker,
@@ -131,6 +146,7 @@ fn watch_signals(signals: SignalPipe, shutdown: &Shutdown, what: &'static str) {
 
 fn run_api(config: ApiConfig) -> ExitCode {
     let broker = config.broker.clone();
+    let db = config.db.clone();
     let api = match Api::bind(config) {
         Ok(api) => api,
         Err(e) => {
@@ -147,11 +163,9 @@ fn run_api(config: ApiConfig) -> ExitCode {
     };
     let shutdown = Shutdown::new();
     let result = run_until_complete(async {
-        api.check_broker()
-            .await
-            .map_err(|e| format!("the broker at {broker} does not answer: {e}"))?;
+        api.check_services().await?;
         println!(
-            "jobs-pipeline api: listening on http://{}/jobs, queueing jobs in {broker}",
+            "jobs-pipeline api: listening on http://{}/jobs, queueing jobs in {broker}, asking {db} about stored jobs",
             api.local_addr()
         );
         watch_signals(

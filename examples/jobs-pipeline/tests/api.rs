@@ -1,4 +1,4 @@
-//! The api service in-process, on a real redis-server: what needs a
+//! The api service in-process, on a real redis-server and PostgreSQL: what needs a
 //! setting the command line does not offer, such as a short request
 //! timeout.
 
@@ -9,18 +9,25 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use common::postgres::PgServer;
 use common::{Client, PATIENCE};
 use jobs_pipeline::Shutdown;
 use jobs_pipeline::api::{Api, ApiConfig};
 use jobs_pipeline::front::Closed;
+use jobs_pipeline::postgres::PgConfig;
 use redis_client::RedisServer;
 
 /// Runs the api on its own thread until `shutdown`; returns its address and
 /// what shutdown found.
-fn start(redis: &RedisServer, shutdown: &Shutdown) -> (SocketAddr, mpsc::Receiver<Closed>) {
+fn start(
+    redis: &RedisServer,
+    pg: &PgServer,
+    shutdown: &Shutdown,
+) -> (SocketAddr, mpsc::Receiver<Closed>) {
     let config = ApiConfig {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         broker: redis.url("jobs"),
+        db: PgConfig::parse(&pg.url(), None).unwrap(),
         grace: Duration::from_secs(30),
         limits: jobs_pipeline::front::Limits {
             request_timeout: Duration::from_millis(200),
@@ -35,7 +42,11 @@ fn start(redis: &RedisServer, shutdown: &Shutdown) -> (SocketAddr, mpsc::Receive
     thread::spawn(move || {
         let api = Api::bind(config).unwrap();
         addr_tx.send(api.local_addr()).unwrap();
-        let closed = runtime::run_until_complete(api.serve(shutdown)).unwrap();
+        let closed = runtime::run_until_complete(async {
+            api.check_services().await.unwrap();
+            api.serve(shutdown).await
+        })
+        .unwrap();
         let _ = tx.send(closed);
     });
     (addr_rx.recv_timeout(PATIENCE).unwrap(), rx)
@@ -44,8 +55,9 @@ fn start(redis: &RedisServer, shutdown: &Shutdown) -> (SocketAddr, mpsc::Receive
 #[test]
 fn a_slow_client_gets_408_and_the_service_goes_on() {
     let redis = RedisServer::start();
+    let pg = PgServer::start();
     let shutdown = Shutdown::new();
-    let (addr, closed) = start(&redis, &shutdown);
+    let (addr, closed) = start(&redis, &pg, &shutdown);
     let mut slow = Client::connect(addr).unwrap();
     slow.write_raw(b"POST /jobs HTTP/1.1\r\nContent-Length: 40\r\n\r\n{\"na")
         .unwrap();
@@ -67,8 +79,9 @@ fn a_slow_client_gets_408_and_the_service_goes_on() {
 #[test]
 fn shutdown_lets_a_request_in_progress_finish() {
     let redis = RedisServer::start();
+    let pg = PgServer::start();
     let shutdown = Shutdown::new();
-    let (addr, closed) = start(&redis, &shutdown);
+    let (addr, closed) = start(&redis, &pg, &shutdown);
     let mut idle = Client::connect(addr).unwrap();
     assert_eq!(
         idle.send("GET", "/jobs/1", None, false).unwrap().status,

@@ -67,8 +67,8 @@ impl Proc {
         }
     }
 
-    fn api(broker: &str) -> (Proc, SocketAddr) {
-        let api = Proc::start(&["api", "--port", "0", "--broker", broker]);
+    fn api(broker: &str, db: &str) -> (Proc, SocketAddr) {
+        let api = Proc::start(&["api", "--port", "0", "--broker", broker, "--db", db]);
         let addr = api
             .banner
             .strip_prefix("jobs-pipeline api: listening on http://")
@@ -282,7 +282,7 @@ fn jobs_flow_from_api_to_postgres_and_bad_ones_never_do() {
     let redis = RedisServer::start();
     let pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (api, addr) = Proc::api(&broker);
+    let (api, addr) = Proc::api(&broker, &pg.url());
     let store = Proc::store(&broker, &pg.url(), "store-a");
     let mut client = Client::connect(addr).unwrap();
     // Bad input: 4xx, and nothing reaches the stream.
@@ -390,7 +390,7 @@ fn a_store_killed_mid_batch_loses_nothing_and_duplicates_nothing() {
     let redis = RedisServer::start();
     let pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (api, addr) = Proc::api(&broker);
+    let (api, addr) = Proc::api(&broker, &pg.url());
     let a = Proc::store(&broker, &pg.url(), "store-a");
     let b = Proc::store(&broker, &pg.url(), "store-b");
     let mut accepted = post_many(addr, 0..500, 25).join().unwrap();
@@ -454,7 +454,7 @@ fn postgres_down_mid_run_loses_nothing() {
     let redis = RedisServer::start();
     let mut pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (_api, addr) = Proc::api(&broker);
+    let (_api, addr) = Proc::api(&broker, &pg.url());
     let store = Proc::store(&broker, &pg.url(), "store-a");
     let mut accepted = post_many(addr, 0..500, 25).join().unwrap();
     eventually("500 jobs stored", || {
@@ -487,8 +487,9 @@ fn postgres_down_mid_run_loses_nothing() {
 #[test]
 fn without_redis_the_api_answers_503_and_recovers() {
     let mut redis = RedisServer::start();
+    let mut pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (api, addr) = Proc::api(&broker);
+    let (api, addr) = Proc::api(&broker, &pg.url());
     let mut client = Client::connect(addr).unwrap();
     assert_eq!(
         post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("r-1"))
@@ -517,14 +518,28 @@ fn without_redis_the_api_answers_503_and_recovers() {
     let retry = post(&mut client, r#"{"name": "b", "priority": 1}"#, Some("r-2")).unwrap();
     assert_eq!(retry.status, 202, "{}", retry.body);
     drop(api);
-    // With no Redis at all, the api does not start.
+    // With no PostgreSQL, or no Redis, at start, the api does not start.
+    let db = pg.url();
+    let start_api = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
+            .args(["api", "--port", "0", "--broker", &broker, "--db", &db])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    pg.stop();
+    let stderr = start_api();
+    assert!(
+        stderr.starts_with(&format!(
+            "jobs-pipeline api: the database at postgres://postgres@127.0.0.1:{}/postgres does not answer: postgres connection: ",
+            pg.port()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(PASSWORD), "{stderr}");
     redis.kill();
-    let out = Command::new(env!("CARGO_BIN_EXE_jobs-pipeline"))
-        .args(["api", "--port", "0", "--broker", &broker])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = start_api();
     assert!(
         stderr.starts_with(&format!("jobs-pipeline api: the broker at {broker} does not answer: redis connection: cannot connect to redis at 127.0.0.1:")),
         "{stderr}"
@@ -536,7 +551,7 @@ fn both_services_carry_on_after_redis_restarts_empty() {
     let mut redis = RedisServer::start();
     let pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (_api, addr) = Proc::api(&broker);
+    let (_api, addr) = Proc::api(&broker, &pg.url());
     let store = Proc::store(&broker, &pg.url(), "store-a");
     let mut client = Client::connect(addr).unwrap();
     let first = post(
@@ -584,14 +599,14 @@ fn a_retry_after_an_api_crash_is_the_same_job() {
     let redis = RedisServer::start();
     let pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (first_api, addr) = Proc::api(&broker);
+    let (first_api, addr) = Proc::api(&broker, &pg.url());
     let mut client = Client::connect(addr).unwrap();
     let body = r#"{"name": "once", "priority": 5}"#;
     let first = post(&mut client, body, Some("crash-1")).unwrap();
     assert_eq!(first.status, 202);
     drop(client);
     drop(first_api); // SIGKILL
-    let (_api, addr) = Proc::api(&broker);
+    let (_api, addr) = Proc::api(&broker, &pg.url());
     let mut client = Client::connect(addr).unwrap();
     let retry = post(&mut client, body, Some("crash-1")).unwrap();
     assert_eq!((retry.status, &retry.body), (202, &first.body));
@@ -609,7 +624,7 @@ fn a_key_reused_for_another_job_is_refused() {
     let redis = RedisServer::start();
     let pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (_api, addr) = Proc::api(&broker);
+    let (_api, addr) = Proc::api(&broker, &pg.url());
     let mut client = Client::connect(addr).unwrap();
     let first = post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("k-1")).unwrap();
     assert_eq!(first.status, 202);
@@ -631,14 +646,154 @@ fn a_key_reused_for_another_job_is_refused() {
     });
 }
 
-/// The stream does not grow forever (issue 42): an entry stored and
-/// acknowledged is deleted from it in the same round trip.
+/// The answer to a key does not change when Redis forgets it (issue 42):
+/// while the job is queued Redis keeps the key with no expiry; once it is
+/// stored, the key expires in a day and the status leaves Redis at once,
+/// and the api asks PostgreSQL. After the key expired, and after Redis
+/// restarted empty, a retry gets the first answer, another job with the
+/// key gets 422, and nothing is appended again.
+#[test]
+fn a_key_gets_the_same_answer_after_redis_forgets_it() {
+    let mut redis = RedisServer::start();
+    let pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (_api, addr) = Proc::api(&broker, &pg.url());
+    let mut client = Client::connect(addr).unwrap();
+    let first = post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("k-1")).unwrap();
+    assert_eq!(first.status, 202, "{}", first.body);
+    let id = id_of(&first);
+    let record = format!("jobs:idempotency:{id}");
+    let status = format!("/jobs/{id}");
+    let said = |addr| common::request(addr, "GET", &status, None).unwrap().body;
+    assert_eq!(said(addr), format!(r#"{{"id":{id},"status":"queued"}}"#));
+    // Queued: Redis keeps the key for as long as the job waits.
+    assert_eq!(
+        redis_commands(redis.addr(), &[vec!["TTL", &record]]),
+        [Frame::Integer(-1)]
+    );
+    let store = Proc::store(&broker, &pg.url(), "store-a");
+    eventually("the job stored", || {
+        stored_ids(&pg.url()) == Some(BTreeSet::from([id]))
+    });
+    // Stored: its status is gone from Redis, and the table answers.
+    eventually("the status left Redis", || {
+        redis_commands(redis.addr(), &[vec!["HLEN", "jobs:status"]]) == [Frame::Integer(0)]
+    });
+    assert_eq!(said(addr), format!(r#"{{"id":{id},"status":"stored"}}"#));
+    let ttl = redis_commands(redis.addr(), &[vec!["TTL", &record]]);
+    assert!(
+        matches!(ttl[..], [Frame::Integer(t)] if (86_300..=86_400).contains(&t)),
+        "{ttl:?}"
+    );
+    let answers = |client: &mut Client| {
+        let other = post(client, r#"{"name": "b", "priority": 1}"#, Some("k-1")).unwrap();
+        assert_eq!(other.status, 422, "{}", other.body);
+        assert!(
+            other.body.contains(&format!(
+                "this Idempotency-Key was used for another job (id {id})"
+            )),
+            "{}",
+            other.body
+        );
+        let retry = post(client, r#"{"priority":1,"name":"a"}"#, Some("k-1")).unwrap();
+        assert_eq!((retry.status, &retry.body), (202, &first.body));
+    };
+    // A day later: the key expired (deleted here, rather than waited for).
+    redis_commands(redis.addr(), &[vec!["DEL", &record]]);
+    answers(&mut client);
+    // Nothing was appended again: one entry ever added to the stream.
+    let info = redis_commands(redis.addr(), &[vec!["XINFO", "STREAM", "jobs:stream"]]);
+    let items = info[0].clone().into_items().unwrap();
+    let added = items
+        .iter()
+        .position(|f| f.as_str() == Some("entries-added"))
+        .and_then(|i| items[i + 1].as_integer());
+    assert_eq!(added, Some(1), "{items:?}");
+    // Redis restarted empty: the same answers. The api's pooled
+    // connection to the old Redis fails once, with a 503. (The store is
+    // stopped first: it would make its group, and the stream, again.)
+    drop(store);
+    redis.restart();
+    let probe = post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("k-1")).unwrap();
+    assert!(matches!(probe.status, 202 | 503), "{}", probe.body);
+    answers(&mut client);
+    assert_eq!(said(addr), format!(r#"{{"id":{id},"status":"stored"}}"#));
+    assert_eq!(
+        redis_commands(redis.addr(), &[vec!["EXISTS", "jobs:stream"]]),
+        [Frame::Integer(0)]
+    );
+    assert_eq!(stored_ids(&pg.url()), Some(BTreeSet::from([id])));
+}
+
+/// While PostgreSQL is down the api cannot ask the table about a key Redis
+/// has forgotten, and queues the job rather than refuse work; the store
+/// then finds the id taken by another job and sets the new one aside with
+/// the reason: accepted, and not lost. Redis is told the stored job, so a
+/// retry of the other job gets its 422 from then on.
+#[test]
+fn a_key_reused_while_postgres_is_down_is_set_aside_not_lost() {
+    let redis = RedisServer::start();
+    let mut pg = PgServer::start();
+    let broker = redis.url("jobs").to_string();
+    let (_api, addr) = Proc::api(&broker, &pg.url());
+    let store = Proc::store(&broker, &pg.url(), "store-a");
+    let mut client = Client::connect(addr).unwrap();
+    let first = post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("k-1")).unwrap();
+    assert_eq!(first.status, 202, "{}", first.body);
+    let id = id_of(&first);
+    eventually("the job stored", || {
+        stored_ids(&pg.url()) == Some(BTreeSet::from([id]))
+    });
+    let record = format!("jobs:idempotency:{id}");
+    redis_commands(redis.addr(), &[vec!["DEL", &record]]); // a day later
+    pg.stop();
+    let other = post(&mut client, r#"{"name": "b", "priority": 1}"#, Some("k-1")).unwrap();
+    assert_eq!(other.status, 202, "{}", other.body);
+    pg.start_again();
+    store.wait_for_log("set aside stream entry");
+    let dead = redis_commands(redis.addr(), &[vec!["XRANGE", "jobs:dead", "-", "+"]]);
+    let letters = dead[0].clone().into_items().unwrap();
+    assert_eq!(letters.len(), 1, "{letters:?}");
+    let fields = letters[0].clone().into_items().unwrap()[1]
+        .clone()
+        .into_items()
+        .unwrap();
+    let text: Vec<String> = fields
+        .iter()
+        .map(|f| String::from_utf8_lossy(f.as_bytes().unwrap()).into_owned())
+        .collect();
+    assert_eq!(
+        text[2..],
+        [
+            "reason".to_string(),
+            format!(
+                "job id {id} is taken by another job stored earlier: an Idempotency-Key \
+                 reused for another job, or two ids that collided"
+            ),
+            "job".to_string(),
+            format!(r#"{{"id":{id},"name":"b","priority":1}}"#),
+            "keyed".to_string(),
+            "1".to_string(),
+        ]
+    );
+    assert_eq!(stored_ids(&pg.url()), Some(BTreeSet::from([id])));
+    let said = common::request(addr, "GET", &format!("/jobs/{id}"), None).unwrap();
+    assert_eq!(said.body, format!(r#"{{"id":{id},"status":"stored"}}"#));
+    let again = post(&mut client, r#"{"name": "b", "priority": 1}"#, Some("k-1")).unwrap();
+    assert_eq!(again.status, 422, "{}", again.body);
+    let retry = post(&mut client, r#"{"name": "a", "priority": 1}"#, Some("k-1")).unwrap();
+    assert_eq!((retry.status, &retry.body), (202, &first.body));
+}
+
+/// Redis does not grow forever (issue 42): an entry stored and
+/// acknowledged is deleted from the stream, and its status from the hash,
+/// in the same round trip.
 #[test]
 fn stored_jobs_leave_the_stream() {
     let redis = RedisServer::start();
     let pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (_api, addr) = Proc::api(&broker);
+    let (_api, addr) = Proc::api(&broker, &pg.url());
     let mut client = Client::connect(addr).unwrap();
     let mut ids = BTreeSet::new();
     for i in 0..50 {
@@ -655,10 +810,18 @@ fn stored_jobs_leave_the_stream() {
     eventually("every job stored", || {
         stored_ids(&pg.url()) == Some(ids.clone())
     });
-    // Deleted after the commit, in the round trip that acknowledges them.
+    // Deleted after the commit, in the round trip that acknowledges them,
+    // with their statuses; the table answers for them.
     eventually("the stream emptied", || {
-        redis_commands(redis.addr(), &[vec!["XLEN", "jobs:stream"]]) == [Frame::Integer(0)]
+        redis_commands(
+            redis.addr(),
+            &[vec!["XLEN", "jobs:stream"], vec!["HLEN", "jobs:status"]],
+        ) == [Frame::Integer(0), Frame::Integer(0)]
     });
+    for id in &ids {
+        let reply = common::request(addr, "GET", &format!("/jobs/{id}"), None).unwrap();
+        assert_eq!(reply.body, format!(r#"{{"id":{id},"status":"stored"}}"#));
+    }
 }
 
 /// Sends each command on one connection; returns the replies.
@@ -688,7 +851,7 @@ fn a_job_postgres_refuses_is_set_aside_and_the_jobs_behind_it_flow() {
     let redis = RedisServer::start();
     let pg = PgServer::start();
     let broker = redis.url("jobs").to_string();
-    let (_api, addr) = Proc::api(&broker);
+    let (_api, addr) = Proc::api(&broker, &pg.url());
     // The api refuses what PostgreSQL cannot hold.
     let mut client = Client::connect(addr).unwrap();
     let reply = post(
@@ -859,8 +1022,18 @@ fn bad_service_arguments_are_usage_errors() {
              \"http://h/x\": only redis:// URLs are supported, not http://",
         ),
         (
-            &["api", "--db", "postgres://u@h/d"][..],
-            "error: unexpected argument '--db' found",
+            &["api", "--broker", "redis://h/x"][..],
+            "error: the following required arguments were not provided:\n  --db <postgres://USER@HOST:PORT/DB>",
+        ),
+        (
+            &[
+                "api",
+                "--broker",
+                "redis://h/x",
+                "--db",
+                "postgres://u:hunter2@h:99999/d",
+            ][..],
+            "error: invalid value for '--db <postgres://USER@HOST:PORT/DB>':",
         ),
         (
             &[
@@ -907,7 +1080,7 @@ fn measure_throughput_and_latency() {
         let redis = RedisServer::start();
         let pg = PgServer::start();
         let broker = redis.url("jobs").to_string();
-        let (_api, addr) = Proc::api(&broker);
+        let (_api, addr) = Proc::api(&broker, &pg.url());
         let _stores: Vec<Proc> = (0..stores)
             .map(|i| Proc::store_with(&broker, &pg.url(), &format!("store-{i}"), "100"))
             .collect();

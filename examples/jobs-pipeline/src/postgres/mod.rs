@@ -4,10 +4,12 @@
 //! apart from the SQL.
 //!
 //! [`message`] turns messages into bytes and back, [`scram`] does the
-//! password exchange, and this file drives them over a socket.
+//! password exchange, and this file drives them over a socket; [`pool`]
+//! shares a few connections among a server's tasks.
 
 pub mod config;
 pub mod message;
+pub mod pool;
 pub mod scram;
 
 use std::fmt;
@@ -19,6 +21,7 @@ use runtime::resolve;
 pub use config::PgConfig;
 use message::Backend;
 pub use message::ServerError;
+pub use pool::PgPool;
 use scram::Scram;
 
 /// What can go wrong talking to PostgreSQL.

@@ -1,0 +1,28 @@
+//! What the two services agree on about PostgreSQL: the table of stored
+//! jobs, the store's insert, and the api's lookup. The table is the
+//! pipeline's memory for good: Redis forgets a stored job's status at once
+//! and its idempotency key a day later, and from then on the api asks
+//! here.
+
+pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS jobs (
+    id bigint PRIMARY KEY,
+    doc jsonb NOT NULL,
+    stored_at timestamptz NOT NULL DEFAULT clock_timestamp()
+)";
+
+// ANCHOR: insert
+/// The idempotent insert: the job id is the primary key, and a second
+/// insert of the same job does nothing.
+pub const INSERT: &str =
+    "INSERT INTO jobs (id, doc) VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING";
+// ANCHOR_END: insert
+
+/// A stored job by id, as JSON text (`jsonb` prints its own spacing and
+/// key order, so the caller parses it rather than comparing text).
+pub const FIND: &str = "SELECT doc::text FROM jobs WHERE id = $1";
+
+/// The job in a row of [`FIND`].
+pub fn job_of(row: &[Option<String>]) -> Result<crate::Job, String> {
+    let doc = row.first().and_then(Option::as_deref).unwrap_or_default();
+    serde_json::from_str(doc).map_err(|e| format!("the table holds a row that is not a job: {e}"))
+}
