@@ -151,33 +151,28 @@ async fn post(state: &State, request: &Request) -> Response {
         Ok(job) => job,
         Err(message) => return Response::error(400, &message),
     };
+    // A job with a key may have been stored long ago, after Redis has
+    // forgotten the key: the table is asked first, and what it has is the
+    // answer. Only a job it has not got goes on to Redis.
     let accepted = match key {
-        None => accept(state, &job, None).await,
-        Some(_) => match accept(state, &job, Some(Phase::Probe)).await {
-            // Redis does not know the key: new, or stored so long ago that
-            // Redis let it go. The table knows which.
-            Ok(Accepted::Unknown) => match find(state, id).await {
-                Ok(Some(stored)) => Ok(Accepted::Stored(stored)),
-                Ok(None) => accept(state, &job, Some(Phase::Add)).await,
-                // The pipeline takes jobs while the store's database is
-                // away; that is what the stream is for. The store checks
-                // the id against the table before it counts a job stored,
-                // and sets aside one whose key was used for another job.
-                Err(reason) => {
-                    log::warn!("job {id}: cannot ask the table ({reason}); queued unchecked");
-                    accept(state, &job, Some(Phase::Add)).await
-                }
-            },
-            other => other,
+        None => accept(state, &job, false).await,
+        Some(_) => match find(state, id).await {
+            Ok(Some(stored)) => Ok(Accepted::Stored(stored)),
+            Ok(None) => accept(state, &job, true).await,
+            // The pipeline takes jobs while the store's database is away;
+            // that is what the stream is for. The store checks the id
+            // against the table before it counts a job stored, and sets
+            // aside one whose key was used for another job.
+            Err(reason) => {
+                log::warn!("job {id}: cannot ask the table ({reason}); queued unchecked");
+                accept(state, &job, true).await
+            }
         },
     };
     let (earlier, what) = match accepted {
         Ok(Accepted::New(job)) => (job, "queued"),
         Ok(Accepted::Queued(earlier)) => (earlier, "already queued"),
         Ok(Accepted::Stored(earlier)) => (earlier, "already stored"),
-        Ok(Accepted::Unknown) => {
-            return Response::error(500, "the broker did not add a job it does not know");
-        }
         Err(response) => return response,
     };
     if earlier != job {
@@ -198,15 +193,6 @@ async fn post(state: &State, request: &Request) -> Response {
 }
 // ANCHOR_END: post
 
-/// Which call of the accept script, for a job with an idempotency key.
-#[derive(Clone, Copy)]
-enum Phase {
-    /// Append only if Redis knows the key; otherwise say so.
-    Probe,
-    /// The table has no such job either: append it.
-    Add,
-}
-
 /// What the accept script found, or the table.
 enum Accepted {
     /// Appended now.
@@ -215,23 +201,16 @@ enum Accepted {
     Queued(Job),
     /// The key's job, in the table.
     Stored(Job),
-    /// Redis does not know the key (the probe's answer).
-    Unknown,
 }
 
 /// Runs the accept script; an unavailable broker is a 503.
-async fn accept(state: &State, job: &Job, phase: Option<Phase>) -> Result<Accepted, Response> {
+async fn accept(state: &State, job: &Job, keyed: bool) -> Result<Accepted, Response> {
     let json = serde_json::to_string(job).map_err(|e| Response::error(500, &e.to_string()))?;
     let id = job.id.to_string();
-    let record = phase.map(|_| state.keys.idempotency(job.id));
+    let record = keyed.then(|| state.keys.idempotency(job.id));
     let mut keys = vec![state.keys.stream.as_str(), state.keys.status.as_str()];
     keys.extend(record.as_deref());
-    let mut args: Vec<&[u8]> = vec![id.as_bytes(), json.as_bytes()];
-    match phase {
-        Some(Phase::Probe) => args.push(b"probe"),
-        Some(Phase::Add) => args.push(b"add"),
-        None => {}
-    }
+    let args: [&[u8]; 2] = [id.as_bytes(), json.as_bytes()];
     let reply = timeout(BROKER_TIMEOUT, async {
         let mut conn = state.pool.get().await?;
         let reply = state.accept.invoke(&mut conn, &keys, &args).await?;
@@ -249,7 +228,6 @@ async fn accept(state: &State, job: &Job, phase: Option<Phase>) -> Result<Accept
     let accepted = match items.first().and_then(Frame::as_integer) {
         Some(1) => job().map(Accepted::New),
         Some(0 | 2) => job().map(Accepted::Queued),
-        Some(3) => Some(Accepted::Unknown),
         _ => None,
     };
     accepted.ok_or_else(|| {

@@ -76,15 +76,13 @@ pub fn job_id(idempotency_key: Option<&str>) -> Result<u64, String> {
 /// the job or the job without the key.
 ///
 /// KEYS: the stream, the status hash, and (optional) the key's record.
-/// ARGV: the job id, the job's JSON, and (with a key) `probe` or `add`.
+/// ARGV: the job id and the job's JSON.
 /// Returns `{1, json}` for a new job, `{0, earlier_json}` for a retry, and
 /// `{2, earlier_json}` for the key reused with a different job: a retry
 /// must be the same request (payment APIs refuse such a reuse too), and
 /// the job's JSON is its canonical form, so the same job compares equal
-/// however its body was spaced. A key Redis does not know may still be in
-/// PostgreSQL (stored more than a day ago), so `probe` returns `{3}` for
-/// it and appends nothing; the api looks in the table, then calls again
-/// with `add`.
+/// however its body was spaced. The record has no expiry: the store gives
+/// it a day once the job is stored, and the api asks the table first.
 pub const ACCEPT: &str = r#"
 if KEYS[3] then
   local earlier = redis.call('GET', KEYS[3])
@@ -92,7 +90,6 @@ if KEYS[3] then
     if earlier == ARGV[2] then return {0, earlier} end
     return {2, earlier}
   end
-  if ARGV[3] == 'probe' then return {3} end
   redis.call('XADD', KEYS[1], '*', 'job', ARGV[2], 'keyed', '1')
   redis.call('SET', KEYS[3], ARGV[2])
 else

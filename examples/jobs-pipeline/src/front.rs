@@ -27,6 +27,9 @@ use crate::shutdown::Shutdown;
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 const LINGER: Duration = Duration::from_secs(1);
 
+/// The interim answer to `Expect: 100-continue`: go on, send the body.
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
 /// What one client may hold of the service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -258,6 +261,9 @@ where
                 request
             }
             Ok(None) => {
+                if reader.take_continue() {
+                    respond(&mut stream, CONTINUE, request_timeout).await?;
+                }
                 let n = if buf.is_empty() {
                     phase.set(Phase::Idle);
                     match timeout(idle_timeout, stream.read(&mut chunk)).await {

@@ -58,8 +58,12 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Request, usize)>, Refusal> {
 enum Parsed {
     /// Its head is not all there.
     Head,
-    /// Its head is, and the whole request will be `total` bytes.
-    Body { total: usize },
+    /// Its head is, and the whole request will be `total` bytes. The
+    /// client may be waiting for a `100 Continue` before it sends the body.
+    Body {
+        total: usize,
+        expects_continue: bool,
+    },
     /// It is all there: the request, and the bytes it took.
     Done(Request, usize),
 }
@@ -78,6 +82,9 @@ pub struct RequestReader {
     total: Option<usize>,
     /// Heads parsed, for the tests.
     parses: usize,
+    /// The head just parsed asked for `100 Continue` (`Expect:
+    /// 100-continue`), and it has not been sent.
+    continue_due: bool,
 }
 
 impl RequestReader {
@@ -105,8 +112,12 @@ impl RequestReader {
         self.parses += 1;
         match parse_at(buf)? {
             Parsed::Head => Ok(None),
-            Parsed::Body { total } => {
+            Parsed::Body {
+                total,
+                expects_continue,
+            } => {
                 self.total = Some(total);
+                self.continue_due = expects_continue;
                 Ok(None)
             }
             Parsed::Done(request, used) => {
@@ -115,6 +126,15 @@ impl RequestReader {
                 Ok(Some((request, used)))
             }
         }
+    }
+
+    /// Whether to send `100 Continue` now: once, after a head that asked
+    /// for it, while its body has not arrived. A client that sent
+    /// `Expect: 100-continue` waits for it before the body (curl waits a
+    /// second, then sends anyway); a server that answers at once saves the
+    /// wait, and tells the client its request is being read.
+    pub fn take_continue(&mut self) -> bool {
+        std::mem::take(&mut self.continue_due)
     }
 
     /// How many times a head was parsed.
@@ -140,6 +160,7 @@ fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
     let mut length = None;
     let mut close = version == 0; // HTTP/1.0 closes unless asked not to
     let mut idempotency_key = None;
+    let mut expects_continue = false;
     for header in req.headers.iter() {
         let value = std::str::from_utf8(header.value).unwrap_or("").trim();
         if header.name.eq_ignore_ascii_case("content-length") {
@@ -163,6 +184,16 @@ fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
                 ));
             }
             idempotency_key = Some(value.to_string());
+        } else if header.name.eq_ignore_ascii_case("expect") {
+            // RFC 9110 §10.1.1: 100-continue is the one expectation.
+            if !value.eq_ignore_ascii_case("100-continue") {
+                return Err(refuse(
+                    417,
+                    format!("cannot meet the expectation {value:?}"),
+                ));
+            }
+            // An HTTP/1.0 client does not know 100 Continue.
+            expects_continue = version == 1;
         } else if header.name.eq_ignore_ascii_case("connection") {
             for token in value.split(',').map(str::trim) {
                 if token.eq_ignore_ascii_case("close") {
@@ -185,7 +216,11 @@ fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
     }
     let total = head_len + length;
     let Some(body) = buf.get(head_len..total) else {
-        return Ok(Parsed::Body { total }); // the body is still on its way
+        // The body is still on its way.
+        return Ok(Parsed::Body {
+            total,
+            expects_continue: expects_continue && length > 0,
+        });
     };
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     Ok(Parsed::Done(
@@ -258,6 +293,7 @@ fn reason(status: u16) -> &'static str {
         408 => "Request Timeout",
         411 => "Length Required",
         413 => "Content Too Large",
+        417 => "Expectation Failed",
         422 => "Unprocessable Content",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
@@ -401,5 +437,31 @@ mod reader_tests {
         let mut reader = RequestReader::default();
         let endless = "X".repeat(MAX_HEAD + 1);
         assert_eq!(reader.next(endless.as_bytes()).unwrap_err().status, 431);
+    }
+
+    #[test]
+    fn a_client_that_expects_100_continue_is_told_once() {
+        let continues = |raw: &[u8]| {
+            let mut reader = RequestReader::default();
+            let done = reader.next(raw).unwrap().is_some();
+            (done, reader.take_continue(), reader.take_continue())
+        };
+        let head = b"POST /jobs HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-Continue\r\n\r\n";
+        assert_eq!(continues(head), (false, true, false));
+        // The body came with the head: no need to ask for it.
+        assert_eq!(
+            continues(&[&head[..], b"{}"].concat()),
+            (true, false, false)
+        );
+        // HTTP/1.0 has no 100 Continue; nor has a request without a body.
+        let old = b"POST /jobs HTTP/1.0\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n";
+        assert_eq!(continues(old), (false, false, false));
+        let empty = b"POST /jobs HTTP/1.1\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n";
+        assert_eq!(continues(empty), (true, false, false));
+        let other = parse(b"POST /jobs HTTP/1.1\r\nContent-Length: 2\r\nExpect: tea\r\n\r\n");
+        assert_eq!(
+            other.unwrap_err(),
+            refuse(417, "cannot meet the expectation \"tea\"")
+        );
     }
 }
