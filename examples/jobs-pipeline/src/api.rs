@@ -7,6 +7,7 @@
 //! later), and the api then asks the table, so an answer does not change
 //! when Redis forgets.
 
+use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -19,6 +20,7 @@ use crate::broker::{self, Keys};
 use crate::front::{self, Closed};
 use crate::http::{Request, Response};
 use crate::job::{self, Job};
+use crate::lookup::Lookups;
 use crate::postgres::{PgConfig, PgPool};
 use crate::shutdown::Shutdown;
 use crate::table;
@@ -26,9 +28,11 @@ use crate::table;
 /// How long a request waits for Redis, or for PostgreSQL, before it
 /// answers 503.
 pub const BROKER_TIMEOUT: Duration = Duration::from_secs(5);
-/// The most PostgreSQL connections: the api asks the table only about
-/// jobs Redis no longer knows, far less often than it talks to Redis.
-pub const DB_CONNECTIONS: usize = 4;
+/// PostgreSQL connections, one per lookup task (see `lookup.rs`): one
+/// query is out while the next batch gathers, and a second lets a batch go
+/// while the first waits on a slow answer. (With 16, batches were smaller
+/// and the api queued fewer jobs per second, not more.)
+pub const DB_CONNECTIONS: usize = 2;
 
 #[derive(Clone, Debug)]
 pub struct ApiConfig {
@@ -54,7 +58,9 @@ pub struct Api {
 /// What the tasks share.
 struct State {
     pool: Pool,
-    db: PgPool,
+    db: Rc<PgPool>,
+    /// The tasks that ask the table, once serving.
+    lookups: RefCell<Option<Rc<Lookups>>>,
     keys: Keys,
     accept: Script,
 }
@@ -68,7 +74,8 @@ impl Api {
         let state = Rc::new(State {
             keys: Keys::new(&config.broker),
             pool: Pool::new(config.broker.clone(), config.connections),
-            db: PgPool::new(config.db.clone(), DB_CONNECTIONS),
+            db: Rc::new(PgPool::new(config.db.clone(), DB_CONNECTIONS)),
+            lookups: RefCell::new(None),
             accept: Script::new(broker::ACCEPT),
         });
         Ok(Api {
@@ -109,17 +116,24 @@ impl Api {
     /// Serves until `shutdown`, then finishes the requests in progress.
     pub async fn serve(self, shutdown: Shutdown) -> Closed {
         let state = self.state;
-        front::serve(
+        // The lookup tasks live as long as the service.
+        *state.lookups.borrow_mut() =
+            Some(Rc::new(Lookups::start(state.db.clone(), DB_CONNECTIONS)));
+        let served = state.clone();
+        let closed = front::serve(
             self.listener,
             &shutdown,
             self.config.grace,
             self.config.limits,
             move |request| {
-                let state = state.clone();
+                let state = served.clone();
                 async move { route(&state, request).await }
             },
         )
-        .await
+        .await;
+        // Dropped, and so cancelled, once no request is left to ask.
+        state.lookups.borrow_mut().take();
+        closed
     }
 }
 
@@ -240,17 +254,14 @@ async fn accept(state: &State, job: &Job, keyed: bool) -> Result<Accepted, Respo
 
 /// The job with this id in the table, if the store has put it there, or
 /// why the table cannot say.
+/// Asked with the other requests of the moment (see `lookup.rs`).
 async fn find(state: &State, id: u64) -> Result<Option<Job>, String> {
-    let param = id.to_string();
-    let rows = match timeout(BROKER_TIMEOUT, state.db.query(table::FIND, &[Some(&param)])).await {
-        Ok(Ok(rows)) => rows,
-        Ok(Err(e)) => return Err(e.to_string()),
-        Err(elapsed) => return Err(format!("postgres {elapsed}")),
-    };
-    let Some(row) = rows.first() else {
-        return Ok(None);
-    };
-    table::job_of(row).map(Some)
+    // Cloned out, so that no borrow is held across the wait.
+    let lookups = state.lookups.borrow().clone();
+    match lookups {
+        Some(lookups) => lookups.find(id).await,
+        None => Err("the service is not serving".into()),
+    }
 }
 
 fn unavailable(pool: &Pool, reason: &str) -> Response {

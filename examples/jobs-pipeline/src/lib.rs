@@ -23,6 +23,7 @@ pub mod consumer;
 pub mod front;
 pub mod http;
 pub mod job;
+pub mod lookup;
 pub mod postgres;
 pub mod server;
 pub mod shutdown;

@@ -17,6 +17,10 @@ pub const INSERT: &str =
     "INSERT INTO jobs (id, doc) VALUES ($1, $2::jsonb) ON CONFLICT (id) DO NOTHING";
 // ANCHOR_END: insert
 
+/// The stored jobs among an array of ids (`{1,2,3}`), with their ids: the
+/// api asks for many requests at once (see `lookup.rs`).
+pub const FIND_ANY: &str = "SELECT id::text, doc::text FROM jobs WHERE id = ANY($1::bigint[])";
+
 /// A stored job by id, as JSON text (`jsonb` prints its own spacing and
 /// key order, so the caller parses it rather than comparing text).
 pub const FIND: &str = "SELECT doc::text FROM jobs WHERE id = $1";

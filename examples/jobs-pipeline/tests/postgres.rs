@@ -204,3 +204,67 @@ fn a_restarted_server_is_an_io_error_then_a_new_connection_works() {
     tx.send(()).unwrap();
     client.join().unwrap();
 }
+
+/// The api's lookups (`lookup.rs`): many requests at once, each with its
+/// own answer, stored or not, whichever batch it lands in; a row that is
+/// not a job spoils that id's answer only; a dropped request does not stop
+/// the others.
+#[test]
+fn lookups_asked_at_once_each_get_their_own_answer() {
+    use std::rc::Rc;
+
+    use jobs_pipeline::Job;
+    use jobs_pipeline::lookup::Lookups;
+    use jobs_pipeline::postgres::PgPool;
+    use jobs_pipeline::table;
+
+    let server = PgServer::start();
+    let config = config(&server.url());
+    bounded(async move || {
+        let mut db = Client::connect(&config).await.unwrap();
+        db.execute(table::SCHEMA, &[]).await.unwrap();
+        for id in (2..=600).step_by(2) {
+            let doc = format!(r#"{{"id": {id}, "name": "j{id}", "priority": 1}}"#);
+            let id = id.to_string();
+            db.execute(table::INSERT, &[Some(id.as_str()), Some(doc.as_str())])
+                .await
+                .unwrap();
+        }
+        db.execute(table::INSERT, &[Some("7"), Some(r#"{"not": "a job"}"#)])
+            .await
+            .unwrap();
+        let lookups = Rc::new(Lookups::start(Rc::new(PgPool::new(config, 2)), 2));
+        // 601 requests: more than one batch holds.
+        let asks: Vec<_> = (1..=601u64)
+            .map(|id| {
+                let lookups = lookups.clone();
+                runtime::spawn(async move { (id, lookups.find(id).await) })
+            })
+            .collect();
+        // One more, given up once it has asked.
+        let given_up = runtime::spawn({
+            let lookups = lookups.clone();
+            async move { lookups.find(2).await }
+        });
+        runtime::yield_now().await;
+        given_up.cancel();
+        for ask in asks {
+            let (id, found) = ask.await.unwrap();
+            match id {
+                7 => assert!(
+                    found.as_ref().is_err_and(|e| e.contains("not a job")),
+                    "{found:?}"
+                ),
+                id if id % 2 == 0 && id <= 600 => assert_eq!(
+                    found,
+                    Ok(Some(Job {
+                        id,
+                        name: format!("j{id}"),
+                        priority: 1
+                    }))
+                ),
+                _ => assert_eq!(found, Ok(None), "{id}"),
+            }
+        }
+    });
+}
