@@ -85,6 +85,23 @@ pub fn find(number: &str) -> Option<&'static Exercise> {
         .find(|e| e.number.parse::<u32>().ok() == Some(n))
 }
 
+/// A planted wrong answer: wrong/exNN_*.rs, which the `wrong` feature
+/// compiles in place of that exercise's solution, with the trap it falls
+/// into and the tests that must fail on it. `verify` checks that they do:
+/// a test that cannot fail on the mistake its hint warns about proves
+/// nothing.
+pub struct Planted {
+    pub number: &'static str,
+    pub trap: &'static str,
+    pub caught_by: &'static [&'static str],
+}
+
+pub static PLANTED: &[Planted] = &[Planted {
+    number: "11",
+    trap: "a waiter dropped while still in line stays in it",
+    caught_by: &["a_waiter_cancelled_in_line_leaves_it"],
+}];
+
 pub static EXERCISES: &[Exercise] = &[
     Exercise {
         number: "01",
@@ -290,10 +307,16 @@ mod tests {
         let harness = read("examples/exercises/tests/check/main.rs");
         for e in EXERCISES {
             let module = e.module();
+            // A module with a planted wrong answer says "solutions, but
+            // not wrong"; the rest just "solutions".
+            let plain = format!(
+                "#[cfg_attr(feature = \"solutions\", path = \"../solutions/{module}.rs\")]\npub mod {module};"
+            );
+            let planted = format!(
+                "    path = \"../solutions/{module}.rs\"\n)]\n#[cfg_attr(feature = \"wrong\", path = \"../wrong/{module}.rs\")]\npub mod {module};"
+            );
             assert!(
-                lib.contains(&format!(
-                    "#[cfg_attr(feature = \"solutions\", path = \"../solutions/{module}.rs\")]\npub mod {module};"
-                )),
+                lib.contains(&plain) || lib.contains(&planted),
                 "src/lib.rs must declare {module} with its solution path"
             );
             assert!(
@@ -397,6 +420,26 @@ mod tests {
                 e.chapter,
                 e.number
             );
+        }
+    }
+
+    #[test]
+    fn every_planted_wrong_answer_is_compiled_and_its_tests_exist() {
+        let lib = read("examples/exercises/src/lib.rs");
+        for planted in PLANTED {
+            let e = find(planted.number).expect("a planted answer names an exercise");
+            let file = format!("wrong/{}.rs", e.module());
+            read(&format!("examples/exercises/{file}"));
+            assert!(
+                lib.contains(&format!(
+                    "#[cfg_attr(feature = \"wrong\", path = \"../{file}\")]"
+                )),
+                "src/lib.rs must compile {file} under the wrong feature"
+            );
+            let tests = read(&e.tests_path());
+            for test in planted.caught_by {
+                assert!(tests.contains(&format!("fn {test}()")), "{test}");
+            }
         }
     }
 }

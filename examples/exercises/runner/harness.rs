@@ -21,6 +21,8 @@ pub enum Side {
     Starter,
     /// solutions/exNN_*.rs.
     Solution,
+    /// The solutions, with wrong/exNN_*.rs in place of a few.
+    Wrong,
 }
 
 impl Side {
@@ -28,6 +30,7 @@ impl Side {
         match self {
             Side::Starter => "check",
             Side::Solution => "check,solutions",
+            Side::Wrong => "check,wrong",
         }
     }
 }

@@ -5,7 +5,9 @@
 //!
 //! The `solutions` feature compiles the solutions in place of the starters;
 //! the runner's `verify` command uses it to check that every solution
-//! passes and every starter still fails.
+//! passes and every starter still fails. The `wrong` feature compiles, on
+//! top of the solutions, the planted wrong answers of wrong/, which the
+//! tests must catch.
 
 pub mod support;
 
@@ -29,7 +31,11 @@ pub mod ex08_task_group;
 pub mod ex09_read_framing;
 #[cfg_attr(feature = "solutions", path = "../solutions/ex10_select.rs")]
 pub mod ex10_select;
-#[cfg_attr(feature = "solutions", path = "../solutions/ex11_semaphore.rs")]
+#[cfg_attr(
+    all(feature = "solutions", not(feature = "wrong")),
+    path = "../solutions/ex11_semaphore.rs"
+)]
+#[cfg_attr(feature = "wrong", path = "../wrong/ex11_semaphore.rs")]
 pub mod ex11_semaphore;
 #[cfg_attr(feature = "solutions", path = "../solutions/ex12_host_limit.rs")]
 pub mod ex12_host_limit;
