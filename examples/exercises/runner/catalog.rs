@@ -96,11 +96,28 @@ pub struct Planted {
     pub caught_by: &'static [&'static str],
 }
 
-pub static PLANTED: &[Planted] = &[Planted {
-    number: "11",
-    trap: "a waiter dropped while still in line stays in it",
-    caught_by: &["a_waiter_cancelled_in_line_leaves_it"],
-}];
+pub static PLANTED: &[Planted] = &[
+    Planted {
+        number: "03",
+        trap: "the next job is called with the state still borrowed",
+        caught_by: &["a_job_that_releases_or_submits_at_once_is_fine"],
+    },
+    Planted {
+        number: "11",
+        trap: "a waiter dropped while still in line stays in it",
+        caught_by: &["a_waiter_cancelled_in_line_leaves_it"],
+    },
+    Planted {
+        number: "12",
+        trap: "a host whose last waiter was cancelled is never forgotten",
+        caught_by: &["a_host_whose_last_waiter_was_cancelled_is_forgotten"],
+    },
+    Planted {
+        number: "15",
+        trap: "the wait blocks the thread",
+        caught_by: &["each_wait_is_a_timer_on_the_runtime"],
+    },
+];
 
 pub static EXERCISES: &[Exercise] = &[
     Exercise {
@@ -221,7 +238,7 @@ pub static EXERCISES: &[Exercise] = &[
         chapter: "good-citizen.md",
         goal: "Limit requests per host for stage 3's workers, with a semaphore per host (exercise 11) that is forgotten when the host goes idle.",
         nudge: "Exercise 11's semaphore does the waiting; what is left is a map from host to semaphore, and knowing when a host has nobody active or waiting. Never hold a `RefCell` borrow across an `.await`.",
-        hint: "A map from host key to `Host { semaphore, active }`. `acquire`: get or insert the host's semaphore, clone it, end the borrow, `semaphore.acquire().await`, then count it active. Keep the semaphore's `Permit` in an `Option` in `HostPermit`. In `Drop`: drop the permit first, then remove the host if `active == 0`, nobody waits and every permit is back.",
+        hint: "A map from host key to `Host { semaphore, active }`. `acquire`: get or insert the host's semaphore, clone it, end the borrow, `semaphore.acquire().await`, then count it active. Keep the semaphore's `Permit` in an `Option` in `HostPermit`. In `Drop`: drop the permit first, then remove the host if `active == 0`, nobody waits and every permit is back. And an `acquire` cancelled while it waits can leave the host idle with no `HostPermit` to notice: a guard declared before the wait and disarmed after it does the same check when it is dropped armed.",
     },
     Exercise {
         number: "13",

@@ -71,7 +71,16 @@ impl HostLimiter {
             });
             host.semaphore.clone()
         };
+        // Declared before the wait, so dropped after it if `acquire` is
+        // cancelled: by then the semaphore has any permit back.
+        let mut waiting = Waiting {
+            limiter: self,
+            key: &key,
+            armed: true,
+        };
         let permit = semaphore.acquire().await;
+        waiting.armed = false;
+        drop(waiting);
         let mut state = self.state.borrow_mut();
         // The entry is still there (a host with a waiter is never
         // forgotten), but `entry` costs nothing and needs no such argument.
@@ -106,25 +115,51 @@ impl HostLimiter {
     }
 }
 
+impl HostLimiter {
+    /// Forgets `key`'s host if nobody has or wants one of its permits.
+    fn forget_if_idle(&self, key: &str) {
+        let Ok(mut state) = self.state.try_borrow_mut() else {
+            return;
+        };
+        let idle = state.hosts.get(key).is_some_and(|host| {
+            host.active == 0
+                && host.semaphore.waiting() == 0
+                && host.semaphore.available() == self.per_host
+        });
+        if idle {
+            state.hosts.remove(key);
+        }
+    }
+}
+
+/// An `acquire` that is waiting. Dropped while armed (the acquire was
+/// cancelled), it checks whether the host went idle: a waiter handed a
+/// permit and cancelled before it took it gives the permit back, and no
+/// `HostPermit` is left to notice.
+struct Waiting<'a> {
+    limiter: &'a HostLimiter,
+    key: &'a str,
+    armed: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.limiter.forget_if_idle(self.key);
+        }
+    }
+}
+
 impl Drop for HostPermit {
     fn drop(&mut self) {
         // Give the permit back first (this may wake a waiter), then forget
         // the host if nobody has or wants one.
         drop(self.permit.take());
-        let Ok(mut state) = self.limiter.state.try_borrow_mut() else {
-            return;
-        };
-        let idle = match state.hosts.get_mut(&self.key) {
-            Some(host) => {
-                host.active -= 1;
-                host.active == 0
-                    && host.semaphore.waiting() == 0
-                    && host.semaphore.available() == self.limiter.per_host
-            }
-            None => false,
-        };
-        if idle {
-            state.hosts.remove(&self.key);
+        if let Ok(mut state) = self.limiter.state.try_borrow_mut()
+            && let Some(host) = state.hosts.get_mut(&self.key)
+        {
+            host.active -= 1;
         }
+        self.limiter.forget_if_idle(&self.key);
     }
 }

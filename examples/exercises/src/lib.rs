@@ -15,7 +15,11 @@ pub mod support;
 pub mod ex01_echo_callbacks;
 #[cfg_attr(feature = "solutions", path = "../solutions/ex02_retry_refused.rs")]
 pub mod ex02_retry_refused;
-#[cfg_attr(feature = "solutions", path = "../solutions/ex03_limit_fetchers.rs")]
+#[cfg_attr(
+    all(feature = "solutions", not(feature = "wrong")),
+    path = "../solutions/ex03_limit_fetchers.rs"
+)]
+#[cfg_attr(feature = "wrong", path = "../wrong/ex03_limit_fetchers.rs")]
 pub mod ex03_limit_fetchers;
 #[cfg_attr(feature = "solutions", path = "../solutions/ex04_state_machine.rs")]
 pub mod ex04_state_machine;
@@ -37,13 +41,21 @@ pub mod ex10_select;
 )]
 #[cfg_attr(feature = "wrong", path = "../wrong/ex11_semaphore.rs")]
 pub mod ex11_semaphore;
-#[cfg_attr(feature = "solutions", path = "../solutions/ex12_host_limit.rs")]
+#[cfg_attr(
+    all(feature = "solutions", not(feature = "wrong")),
+    path = "../solutions/ex12_host_limit.rs"
+)]
+#[cfg_attr(feature = "wrong", path = "../wrong/ex12_host_limit.rs")]
 pub mod ex12_host_limit;
 #[cfg_attr(feature = "solutions", path = "../solutions/ex13_depth_limit.rs")]
 pub mod ex13_depth_limit;
 #[cfg_attr(feature = "solutions", path = "../solutions/ex14_robots_txt.rs")]
 pub mod ex14_robots_txt;
-#[cfg_attr(feature = "solutions", path = "../solutions/ex15_backoff.rs")]
+#[cfg_attr(
+    all(feature = "solutions", not(feature = "wrong")),
+    path = "../solutions/ex15_backoff.rs"
+)]
+#[cfg_attr(feature = "wrong", path = "../wrong/ex15_backoff.rs")]
 pub mod ex15_backoff;
 #[cfg_attr(feature = "solutions", path = "../solutions/ex16_graceful_shutdown.rs")]
 pub mod ex16_graceful_shutdown;

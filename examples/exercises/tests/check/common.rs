@@ -131,3 +131,21 @@ pub fn depths(root: &Url, max_depth: usize) -> BTreeMap<String, usize> {
 pub fn expected_urls(site: &demo_site::DemoSite) -> Vec<String> {
     site.expected().into_iter().map(|e| e.url).collect()
 }
+
+/// A waker that counts its wakes: `counter.0.load(SeqCst)`.
+pub struct Counter(pub std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for Counter {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A fresh counting waker and its counter.
+pub fn counting_waker() -> (std::sync::Arc<Counter>, std::task::Waker) {
+    let counter = std::sync::Arc::new(Counter(std::sync::atomic::AtomicUsize::new(0)));
+    (
+        std::sync::Arc::clone(&counter),
+        std::task::Waker::from(counter),
+    )
+}

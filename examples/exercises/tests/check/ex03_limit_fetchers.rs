@@ -143,3 +143,44 @@ fn a_crawl_whose_jobs_submit_jobs_finds_the_whole_site() {
     assert_eq!(crawl.limiter.peak(), 3, "the most fetches at once");
     assert!(site.counters().peak_in_flight <= 3);
 }
+
+/// A job may release its slot, or submit another job, before it returns:
+/// the hint's warning, "end every borrow before you call a job", is what
+/// this checks. A job called while the limiter's state is still borrowed
+/// panics with "already borrowed" at the first call back into it.
+#[test]
+fn a_job_that_releases_or_submits_at_once_is_fine() {
+    let mut event_loop = EventLoop::new().unwrap();
+    let limiter = Limiter::new(1);
+    let log = Rc::new(RefCell::new(Vec::new()));
+    // Released inside the job, while `submit` is still on the stack.
+    let first = Rc::clone(&log);
+    limiter.submit(&mut event_loop, move |el, slot| {
+        first.borrow_mut().push("first");
+        slot.release(el);
+    });
+    // A keeps its slot for now.
+    let kept = Rc::new(RefCell::new(None));
+    let (a_log, a_kept) = (Rc::clone(&log), Rc::clone(&kept));
+    limiter.submit(&mut event_loop, move |_, slot| {
+        a_log.borrow_mut().push("a");
+        *a_kept.borrow_mut() = Some(slot);
+    });
+    // B waits; it runs inside A's release, submits C and releases, so C
+    // runs inside B's release.
+    let (b_log, handle) = (Rc::clone(&log), limiter.clone());
+    limiter.submit(&mut event_loop, move |el, slot| {
+        b_log.borrow_mut().push("b");
+        let c_log = Rc::clone(&b_log);
+        handle.submit(el, move |el, slot| {
+            c_log.borrow_mut().push("c");
+            slot.release(el);
+        });
+        slot.release(el);
+    });
+    assert_eq!((limiter.running(), limiter.waiting()), (1, 1));
+    let slot = kept.borrow_mut().take().expect("A got its slot");
+    slot.release(&mut event_loop);
+    assert_eq!(*log.borrow(), ["first", "a", "b", "c"]);
+    assert_eq!((limiter.running(), limiter.waiting()), (0, 0));
+}

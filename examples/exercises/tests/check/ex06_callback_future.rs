@@ -2,27 +2,15 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use exercises::ex06_callback_future::sleep;
 use runtime::EventLoop;
 use stage2_coroutines::on_connected::run;
 
-struct Counter(AtomicUsize);
-
-impl Wake for Counter {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn counting_waker() -> (Arc<Counter>, Waker) {
-    let counter = Arc::new(Counter(AtomicUsize::new(0)));
-    (Arc::clone(&counter), Waker::from(counter))
-}
+use crate::common::counting_waker;
 
 #[test]
 fn a_sleep_sets_a_timer_and_waits_for_it() {

@@ -3,7 +3,7 @@ use std::rc::Rc;
 
 use exercises::ex11_semaphore::Semaphore;
 
-use crate::common::{block_on, yield_now};
+use crate::common::{block_on, counting_waker, yield_now};
 
 #[test]
 fn never_more_holders_than_permits() {
@@ -136,4 +136,46 @@ fn a_waiter_cancelled_in_line_leaves_it() {
     assert_eq!(waiting, 0, "a cancelled waiter still counts as waiting");
     assert!(later_got_it);
     assert_eq!(available, 1, "the permit must be back at the end");
+}
+
+/// A waiter polled again with another waker (moved to another task, or
+/// polled by a `select` that was itself re-polled) must be woken through
+/// the latest one: waking a stale waker wakes nobody who will poll.
+#[test]
+fn a_waiter_is_woken_through_its_latest_waker() {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::task::Context;
+
+    let semaphore = Semaphore::new(1);
+    let held = semaphore.try_acquire().unwrap();
+    let mut waiter = pin!(semaphore.acquire());
+    let (first, w1) = counting_waker();
+    let (latest, w2) = counting_waker();
+    assert!(
+        waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&w1))
+            .is_pending()
+    );
+    assert!(
+        waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&w2))
+            .is_pending()
+    );
+    drop(held);
+    assert_eq!(
+        (first.0.load(SeqCst), latest.0.load(SeqCst)),
+        (0, 1),
+        "release must wake the waker of the waiter's latest poll, and only that"
+    );
+    assert!(
+        waiter
+            .as_mut()
+            .poll(&mut Context::from_waker(&w2))
+            .is_ready(),
+        "woken, the waiter must get its permit"
+    );
 }

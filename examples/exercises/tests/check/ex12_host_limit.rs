@@ -115,3 +115,26 @@ fn host_keys_include_the_port() {
     assert_eq!(key("http://127.0.0.1:8000/"), "127.0.0.1:8000");
     assert_ne!(key("http://h:1/"), key("http://h:2/"));
 }
+
+/// A waiter handed a permit and cancelled before it took it gives the
+/// permit back (exercise 11's semaphore does that); the host is then idle,
+/// with no `HostPermit` left to notice, and must still be forgotten.
+#[test]
+fn a_host_whose_last_waiter_was_cancelled_is_forgotten() {
+    let tracked = block_on("a cancelled waiter", async {
+        let limiter = HostLimiter::new(1);
+        let url = Url::parse("http://example.com/").unwrap();
+        let held = limiter.acquire(&url).await;
+        let (l, u) = (limiter.clone(), url.clone());
+        let waiter = runtime::spawn(async move { drop(l.acquire(&u).await) });
+        runtime::yield_now().await; // the waiter is in line
+        drop(held); // its permit is handed to the waiter...
+        waiter.cancel(); // ...which is dropped before it takes it
+        limiter.hosts_tracked()
+    });
+    assert_eq!(
+        tracked, 0,
+        "an idle host must be forgotten, also when its last waiter was cancelled: \
+         what runs when `acquire` is dropped while it waits?"
+    );
+}

@@ -121,3 +121,41 @@ fn responses_and_hopeless_errors_are_not_retried() {
     assert_eq!((a.tries, b.tries), (1, 1));
     assert!(matches!(b.result, Err(FetchError::Unsupported(_))));
 }
+
+/// Each wait is a timer on the runtime (`runtime::sleep`), not the
+/// thread asleep: a thread that sleeps stops every other task with it,
+/// and sets no timer. The runtime's recording lists the timers set.
+#[test]
+fn each_wait_is_a_timer_on_the_runtime() {
+    let site = DemoSite::start_default().unwrap();
+    let url = Url::parse(&site.url("/fault/flaky/3")).unwrap();
+    let b = backoff(5);
+    let rt = runtime::Runtime::new().unwrap();
+    let recording = rt.record();
+    let retried = rt
+        .block_on(runtime::timeout(crate::common::GUARD, async {
+            let client = Client::new(ClientConfig::default());
+            get_with_retry(&client, &url, &b, &mut Rng::new(7)).await
+        }))
+        .unwrap()
+        .expect("still not finished after the guard's time");
+    assert_eq!(retried.tries, 4);
+    // The client's own timers are seconds long; a wait is at most the
+    // backoff's 8 ms. (A timer's `after` is measured from when the loop
+    // set it, a hair after the sleep began, so it is not compared exactly.)
+    let short: Vec<Duration> = recording
+        .records()
+        .into_iter()
+        .filter_map(|record| match record.event {
+            runtime::Event::TimerSet { after, .. } if after <= b.max => Some(after),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        short.len(),
+        retried.waits.len(),
+        "one runtime timer per wait (waits {:?}, short timers set {short:?}): wait with \
+         runtime::sleep, never std::thread::sleep",
+        retried.waits
+    );
+}
