@@ -23,6 +23,7 @@
 //! Rust crates for it either leave out the digests archivists check or
 //! bring a date library and a parser we do not need.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -46,6 +47,9 @@ pub struct Info {
     /// The User-Agent the crawler sends.
     pub user_agent: String,
 }
+
+/// The gzip level of a `.warc.gz` (see [`Records::new`]).
+pub const GZIP_LEVEL: u32 = 6;
 
 /// The records of one file: they share the `warcinfo` record's id.
 #[derive(Debug)]
@@ -84,6 +88,7 @@ impl Records {
         ] {
             let _ = write!(fields, "{name}: {}\r\n", one_line(value));
         }
+        let mut made = Made::default();
         self.record(
             &[
                 ("WARC-Type", "warcinfo".into()),
@@ -92,16 +97,26 @@ impl Records {
                 ("WARC-Filename", one_line(&info.filename)),
                 ("Content-Type", "application/warc-fields".into()),
             ],
-            &[fields.as_bytes()],
-            None,
-            out,
-        )
+            vec![Cow::Owned(fields.into_bytes())],
+            false,
+            &mut made,
+        )?;
+        made.write_to(out)
+    }
+
+    /// Writes the `response` and `request` records of one exchange: what
+    /// [`make`](Self::make) makes, written at once.
+    pub fn exchange(&self, exchange: &Exchange, out: &mut dyn Write) -> io::Result<()> {
+        self.make(exchange)?.write_to(out)
     }
 
     // ANCHOR: exchange
-    /// Writes the `response` and `request` records of one exchange, each
-    /// naming the other as `WARC-Concurrent-To`, side by side.
-    pub fn exchange(&self, exchange: &Exchange, out: &mut dyn Write) -> io::Result<()> {
+    /// Makes the `response` and `request` records of one exchange, each
+    /// naming the other as `WARC-Concurrent-To`, side by side: the digests
+    /// (and, for `.warc.gz`, the compression) done, and nothing written
+    /// yet, so that an archiver does this work in parallel with the others
+    /// and only the writing takes turns.
+    pub fn make<'a>(&self, exchange: &'a Exchange) -> io::Result<Made<'a>> {
         let request_id = record_id();
         let response_id = record_id();
         let date = warc_date(exchange.date);
@@ -126,32 +141,37 @@ impl Records {
             response.push(("WARC-Truncated", "length".into()));
         }
         let head = response_head(&exchange.head, exchange.chunked, exchange.body.len());
-        let body = exchange.body.as_slice();
-        self.record(&response, &[&head, body], Some(body), out)?;
+        let body = Cow::Borrowed(exchange.body.as_slice());
+        let mut made = Made::default();
+        self.record(&response, vec![Cow::Owned(head), body], true, &mut made)?;
         let mut request = common("request", &request_id, &response_id);
         request.push(("Content-Type", "application/http;msgtype=request".into()));
         // The request has no body to digest: GET.
-        self.record(&request, &[&exchange.request], None, out)
+        let sent = Cow::Borrowed(exchange.request.as_slice());
+        self.record(&request, vec![sent], false, &mut made)?;
+        Ok(made)
     }
     // ANCHOR_END: exchange
 
-    /// One record: the version line, `fields`, the block's length and
-    /// digest (and the payload's, if there is one), the block (given in
-    /// parts, so that a body is never copied to be joined to its head),
-    /// and the two CRLFs that end every record.
-    fn record(
+    /// One record, added to `made`: the version line, `fields`, the
+    /// block's length and digest (and, with `payload`, the digest of the
+    /// block's last part, the payload), the block (in parts, so that a
+    /// body is never copied to be joined to its head), and the two CRLFs
+    /// that end every record. With gzip the record is compressed into a
+    /// member of its own.
+    fn record<'a>(
         &self,
         fields: &[(&str, String)],
-        block: &[&[u8]],
-        payload: Option<&[u8]>,
-        out: &mut dyn Write,
+        block: Vec<Cow<'a, [u8]>>,
+        payload: bool,
+        made: &mut Made<'a>,
     ) -> io::Result<()> {
         let mut head = String::from("WARC/1.1\r\n");
         for (name, value) in fields {
             let _ = write!(head, "{name}: {value}\r\n");
         }
         let mut digest = Sha1::new();
-        for part in block {
+        for part in &block {
             digest.update(part);
         }
         let _ = write!(
@@ -159,25 +179,52 @@ impl Records {
             "WARC-Block-Digest: sha1:{}\r\n",
             base32(&digest.finalize())
         );
-        if let Some(payload) = payload {
+        if let (true, Some(payload)) = (payload, block.last()) {
             let _ = write!(head, "WARC-Payload-Digest: {}\r\n", sha1_digest(payload));
         }
         let length: usize = block.iter().map(|part| part.len()).sum();
         let _ = write!(head, "Content-Length: {length}\r\n\r\n");
-        let write = |out: &mut dyn Write| -> io::Result<()> {
-            out.write_all(head.as_bytes())?;
-            for part in block {
-                out.write_all(part)?;
-            }
-            out.write_all(b"\r\n\r\n")
-        };
+        let mut parts = Vec::with_capacity(block.len() + 2);
+        parts.push(Cow::Owned(head.into_bytes()));
+        parts.extend(block);
+        parts.push(Cow::Borrowed(&b"\r\n\r\n"[..]));
         if self.gzip {
-            let mut member = GzEncoder::new(out, Compression::default());
-            write(&mut member)?;
-            member.finish().map(drop)
+            let mut member = GzEncoder::new(Vec::new(), Compression::new(GZIP_LEVEL));
+            for part in &parts {
+                member.write_all(part)?;
+            }
+            made.parts.push(Cow::Owned(member.finish()?));
         } else {
-            write(out)
+            made.parts.extend(parts);
         }
+        Ok(())
+    }
+}
+
+/// Records made and not yet written: their bytes in order, the bodies
+/// borrowed from the exchange rather than copied.
+#[derive(Debug, Default)]
+pub struct Made<'a> {
+    parts: Vec<Cow<'a, [u8]>>,
+}
+
+impl Made<'_> {
+    /// Writes every part, in order.
+    pub fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        for part in &self.parts {
+            out.write_all(part)?;
+        }
+        Ok(())
+    }
+
+    /// How many bytes [`write_to`](Self::write_to) writes.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(|part| part.len()).sum()
+    }
+
+    /// Whether there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
