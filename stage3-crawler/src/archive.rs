@@ -592,6 +592,48 @@ mod tests {
         }
     }
 
+    /// A waker that counts its wakes.
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn room_wakes_as_many_waiting_workers_as_it_fits_and_all_once_empty() {
+        let counts: Vec<Arc<Count>> = (0..40)
+            .map(|_| Arc::new(Count(std::sync::atomic::AtomicUsize::new(0))))
+            .collect();
+        let mut handoff = Handoff {
+            queue: (0..BACKLOG).map(exchange).collect(),
+            waiting: counts.iter().map(|c| Waker::from(Arc::clone(c))).collect(),
+            closed: false,
+        };
+        let woken = || {
+            counts
+                .iter()
+                .filter(|c| c.0.load(Ordering::SeqCst) > 0)
+                .count()
+        };
+        // One taken out of a full queue: room for one worker, the first.
+        handoff.queue.pop_front();
+        handoff.make_room();
+        assert_eq!(woken(), 1);
+        assert_eq!(counts[0].0.load(Ordering::SeqCst), 1);
+        // Another: room for two (the first has not come back yet).
+        handoff.queue.pop_front();
+        handoff.make_room();
+        assert_eq!(woken(), 3);
+        // Empty: everyone still waiting goes, so none waits beside an
+        // empty queue for a wake that a cancelled worker took.
+        handoff.queue.clear();
+        handoff.make_room();
+        assert_eq!(woken(), 40);
+        assert!(handoff.waiting.is_empty());
+    }
+
     #[test]
     fn more_exchanges_than_the_backlog_all_arrive() {
         let dir = std::env::temp_dir().join(format!("archive-test-{}", std::process::id()));

@@ -737,8 +737,8 @@ fn warc_rows(
                     with.push((wall, cpu));
                     // The same bytes, hashed twice, as the archivers do.
                     if let Some(file) = &file {
-                        let bytes = std::fs::read(file)
-                            .map_err(|e| format!("{}: {e}", file.display()))?;
+                        let bytes =
+                            std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
                         let started = std::time::Instant::now();
                         for _ in 0..2 {
                             std::hint::black_box(<sha1::Sha1 as sha1::Digest>::digest(&bytes));
