@@ -298,22 +298,26 @@ impl Frontier {
 
     /// Completes the leased `url`: records it, queues the new `links`, and
     /// frees its host's slot, starting the host's `delay` if this process
-    /// learned one.
+    /// learned one. `known` links of the page were kept back, known to be
+    /// seen: they count in its `num_urls` (see `shared.rs`'s `SeenHere`).
     pub async fn complete(
         &self,
         url: &str,
         token: u64,
         delay: Option<Duration>,
         record: &str,
+        known: usize,
         links: &[Link],
     ) -> io::Result<Completed> {
         let token = token.to_string();
         let delay = delay.map_or(String::new(), |d| d.as_millis().to_string());
+        let known = known.to_string();
         let mut args: Vec<&[u8]> = vec![
             url.as_bytes(),
             token.as_bytes(),
             delay.as_bytes(),
             record.as_bytes(),
+            known.as_bytes(),
         ];
         push_links(&mut args, links);
         let reply = self.run(&self.complete, &args).await?;

@@ -46,7 +46,57 @@ pub struct Shared {
     freed: Queue<()>,
     /// Why the crawl stopped before its end, if Redis was lost.
     stopped_by: RefCell<Option<String>>,
+    /// URLs this process knows the frontier's seen set holds.
+    seen_here: RefCell<SeenHere>,
 }
+
+// ANCHOR: seen_here
+/// URLs this process knows are in the frontier's seen set, because Redis
+/// took them from this process or gave them to it: most links on a page
+/// lead to pages already seen (95% on the demo site), and a link found
+/// here never goes to Redis, which then has nothing to decide about it.
+/// Mercator's URL-seen cache is the classic of the kind.
+///
+/// The seen set only grows while a crawl lasts, so what is known here
+/// stays true. The cache is bounded: two generations of
+/// [`SEEN_HERE_GENERATION`] URLs each; when the newer is full, the older
+/// is dropped. A URL is kept as 128 bits of two SipHashes, 16 bytes
+/// however long it is; two URLs that share both (about one chance in
+/// 10^28 per pair) would lose the second, a risk far below the disk's.
+#[derive(Default)]
+struct SeenHere {
+    newer: std::collections::HashSet<u128>,
+    older: std::collections::HashSet<u128>,
+}
+
+/// URLs per generation: 200,000 in all, about 6 MB.
+const SEEN_HERE_GENERATION: usize = 100_000;
+
+impl SeenHere {
+    fn key(url: &str) -> u128 {
+        use std::hash::{Hash, Hasher};
+        let half = |salt: u8| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            salt.hash(&mut hasher);
+            url.hash(&mut hasher);
+            hasher.finish()
+        };
+        u128::from(half(0)) << 64 | u128::from(half(1))
+    }
+
+    fn contains(&self, url: &str) -> bool {
+        let key = SeenHere::key(url);
+        self.newer.contains(&key) || self.older.contains(&key)
+    }
+
+    fn insert(&mut self, url: &str) {
+        if self.newer.len() >= SEEN_HERE_GENERATION {
+            self.older = std::mem::take(&mut self.newer);
+        }
+        self.newer.insert(SeenHere::key(url));
+    }
+}
+// ANCHOR_END: seen_here
 
 impl Shared {
     /// This process's part in the crawl of `frontier`, whose leases last
@@ -58,6 +108,7 @@ impl Shared {
             held: RefCell::new(HashMap::new()),
             freed: Queue::new(),
             stopped_by: RefCell::new(None),
+            seen_here: RefCell::new(SeenHere::default()),
         }
     }
 
@@ -133,6 +184,8 @@ impl Shared {
                 }
                 Claim::Work(leased) => {
                     for leased in leased {
+                        // Claimed, so queued, so seen.
+                        self.seen_here.borrow_mut().insert(&leased.url);
                         let work = self.leased_work(&leased.work, leased.token);
                         self.held
                             .borrow_mut()
@@ -192,7 +245,11 @@ impl Shared {
             },
         );
         let record = stat_json(&stat).to_string();
-        match self.frontier.complete(url, token, None, &record, &[]).await {
+        match self
+            .frontier
+            .complete(url, token, None, &record, 0, &[])
+            .await
+        {
             Ok(Completed::Done { .. }) => crawl.keep_statistic(stat),
             Ok(Completed::Lost) => {}
             Err(e) => crawl.log().error(format_args!("completing {url}: {e}")),
@@ -272,9 +329,31 @@ impl Shared {
                     .collect()
             }
         };
+        // Links this process knows the frontier has seen stay here (see
+        // `SeenHere`), unless Redis must count them: a link with a query
+        // counts in the page's num_urls only while its path has room for
+        // more queries, which only Redis knows.
+        let mut known_counting = 0;
+        let sent: Vec<bool> = targets
+            .iter()
+            .map(|(url, _, _, counts)| {
+                let known = self.seen_here.borrow().contains(url.as_str());
+                if !known {
+                    return true;
+                }
+                let counting = *counts && crawl.rules().refusal_by_url(url).is_none();
+                if counting && variant_key(url).is_some() {
+                    return true;
+                }
+                known_counting += usize::from(counting);
+                false
+            })
+            .collect();
         let links: Vec<Link> = targets
             .iter()
-            .map(|(url, redirects, depth, counts)| {
+            .zip(&sent)
+            .filter(|(_, sent)| **sent)
+            .map(|((url, redirects, depth, counts), _)| {
                 link(crawl.rules(), url, &from, *redirects, *depth, *counts)
             })
             .collect();
@@ -282,10 +361,32 @@ impl Shared {
         // kind (the report's JSON has only its message): the merged report
         // counts failures by kind.
         let record = stat_json(&stat).to_string();
-        let Some((urls, new, seen)) = self.complete(crawl, work, &record, &links).await else {
+        let completed = self
+            .complete(crawl, work, &record, known_counting, &links)
+            .await;
+        let Some((urls, new, codes)) = completed else {
             return;
         };
-        // Counted against the whole crawl, as the report in Redis has them.
+        // Every link sent is in the seen set now, whatever became of it.
+        {
+            let mut seen_here = self.seen_here.borrow_mut();
+            for link in &links {
+                seen_here.insert(&link.url);
+            }
+        }
+        let mut codes = codes.into_iter();
+        let seen: Vec<Seen> = sent
+            .iter()
+            .map(|&sent| {
+                if sent {
+                    codes.next().unwrap_or(Seen::Before)
+                } else {
+                    Seen::Before
+                }
+            })
+            .collect();
+        // Counted against the whole crawl, as the report in Redis has them
+        // (the links known here among them, none of them new).
         (stat.num_urls, stat.num_new_urls) = (urls, new);
         crawl.keep_statistic(stat);
         for ((url, ..), seen) in targets.into_iter().zip(seen) {
@@ -326,7 +427,7 @@ impl Shared {
             from: work.from.as_deref().map(str::to_string),
         };
         if self
-            .complete(crawl, work, &json_skipped(&skipped), &[])
+            .complete(crawl, work, &json_skipped(&skipped), 0, &[])
             .await
             .is_some()
         {
@@ -341,6 +442,7 @@ impl Shared {
         crawl: &dyn Crawl,
         work: &Work,
         record: &str,
+        known: usize,
         links: &[Link],
     ) -> Option<(usize, usize, Vec<Seen>)> {
         let token = work.lease?;
@@ -348,7 +450,7 @@ impl Shared {
         let url = work.url.as_str();
         let completed = self
             .frontier
-            .complete(url, token, delay, record, links)
+            .complete(url, token, delay, record, known, links)
             .await;
         release_held(self, url, token);
         match completed {

@@ -94,6 +94,7 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
                     lease.token,
                     Some(Duration::ZERO),
                     &stat("http://h/"),
+                    0,
                     &links,
                 )
                 .await
@@ -113,7 +114,7 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
                 let url: serde_json::Value = serde_json::from_str(&lease.work).unwrap();
                 let url = url["url"].as_str().unwrap();
                 other
-                    .complete(url, lease.token, Some(Duration::ZERO), &stat(url), &[])
+                    .complete(url, lease.token, Some(Duration::ZERO), &stat(url), 0, &[])
                     .await
                     .unwrap();
             }
@@ -121,9 +122,16 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
             assert_eq!(last.len(), 1);
             // Not finished while a URL is leased, though nothing is queued.
             assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
-            f.complete("http://h/d", last[0].token, None, &stat("http://h/d"), &[])
-                .await
-                .unwrap();
+            f.complete(
+                "http://h/d",
+                last[0].token,
+                None,
+                &stat("http://h/d"),
+                0,
+                &[],
+            )
+            .await
+            .unwrap();
             assert_eq!(other.claim(10).await.unwrap(), Claim::Finished);
 
             // The report holds each URL once, with num_new_urls counted
@@ -162,9 +170,16 @@ fn a_lease_that_runs_out_goes_back_and_its_holder_cannot_complete_it() {
             assert_ne!(again[0].token, first[0].token);
             assert_eq!(f.status().await.unwrap().expired, 1);
             assert_eq!(
-                f.complete("http://h/", first[0].token, None, &stat("http://h/"), &[])
-                    .await
-                    .unwrap(),
+                f.complete(
+                    "http://h/",
+                    first[0].token,
+                    None,
+                    &stat("http://h/"),
+                    0,
+                    &[]
+                )
+                .await
+                .unwrap(),
                 Completed::Lost
             );
             // Renewed, it stays ours; released, it goes back at once.
@@ -172,9 +187,16 @@ fn a_lease_that_runs_out_goes_back_and_its_holder_cannot_complete_it() {
             assert_eq!(f.renew(&held).await.unwrap(), 1);
             assert_eq!(f.release(&held).await.unwrap(), 1);
             let third = work(f.claim(1).await.unwrap());
-            f.complete("http://h/", third[0].token, None, &stat("http://h/"), &[])
-                .await
-                .unwrap();
+            f.complete(
+                "http://h/",
+                third[0].token,
+                None,
+                &stat("http://h/"),
+                0,
+                &[],
+            )
+            .await
+            .unwrap();
             assert_eq!(f.claim(1).await.unwrap(), Claim::Finished);
             assert_eq!(f.records().await.unwrap().len(), 1);
         })
@@ -202,7 +224,14 @@ fn max_pages_counts_every_process_and_refused_urls_are_reported_once() {
             off.counts = false;
             let links = [link("http://h/a"), link("http://h/b"), off.clone(), off];
             let done = f
-                .complete("http://h/", root[0].token, None, &stat("http://h/"), &links)
+                .complete(
+                    "http://h/",
+                    root[0].token,
+                    None,
+                    &stat("http://h/"),
+                    0,
+                    &links,
+                )
                 .await
                 .unwrap();
             assert_eq!(
@@ -266,7 +295,14 @@ fn query_variants_are_counted_over_the_whole_crawl_and_robots_refusals_reported(
                 Some(r#"{"url":"http://h/private","skipped":"robots","from":"http://h/"}"#.into());
             let links = [query(1), query(2), disallowed, query(3)];
             let done = f
-                .complete("http://h/", root[0].token, None, &stat("http://h/"), &links)
+                .complete(
+                    "http://h/",
+                    root[0].token,
+                    None,
+                    &stat("http://h/"),
+                    0,
+                    &links,
+                )
                 .await
                 .unwrap();
             // Counted as one process counts them: all four pass the rules
@@ -290,7 +326,7 @@ fn query_variants_are_counted_over_the_whole_crawl_and_robots_refusals_reported(
             let url: serde_json::Value = serde_json::from_str(&next[0].work).unwrap();
             let url = url["url"].as_str().unwrap();
             let done = f
-                .complete(url, next[0].token, None, &stat(url), &[query(4)])
+                .complete(url, next[0].token, None, &stat(url), 0, &[query(4)])
                 .await
                 .unwrap();
             assert_eq!(
@@ -336,7 +372,7 @@ fn work_that_cannot_be_read_is_set_aside_and_the_crawl_still_ends() {
                 redis_client::Frame::Array(vec![redis_client::Frame::Bulk(b"not json".to_vec())])
             );
             let url = "http://h/";
-            f.complete(url, claimed[0].token, None, &stat(url), &[])
+            f.complete(url, claimed[0].token, None, &stat(url), 0, &[])
                 .await
                 .unwrap();
             assert_eq!(f.claim(10).await.unwrap(), Claim::Finished);
@@ -361,7 +397,14 @@ fn a_crawl_whose_keys_vanished_is_an_error_not_a_finished_crawl() {
             let claimed = f.claim(1).await.unwrap_err().to_string();
             assert!(claimed.contains("is gone from Redis"), "{claimed}");
             let completed = f
-                .complete("http://h/", leased[0].token, None, &stat("http://h/"), &[])
+                .complete(
+                    "http://h/",
+                    leased[0].token,
+                    None,
+                    &stat("http://h/"),
+                    0,
+                    &[],
+                )
                 .await
                 .unwrap_err()
                 .to_string();

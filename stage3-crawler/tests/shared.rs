@@ -403,3 +403,38 @@ fn ctrl_c_gives_a_process_s_urls_back_and_the_others_finish_them() {
     let per_path = pages_requested(&site);
     assert!(per_path.values().all(|&n| n <= 2), "{per_path:?}");
 }
+
+/// Each page's `num_urls` as a JSON report gives it.
+fn num_urls(stdout: &[u8]) -> BTreeMap<String, u64> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).ok()?;
+            Some((v["url"].as_str()?.to_string(), v["num_urls"].as_u64()?))
+        })
+        .collect()
+}
+
+/// Links a process knows the frontier has seen stay in the process (issue
+/// 37), yet each page still counts all its links, as a lone crawl counts
+/// them: the page's `num_urls` is the same in the merged report, and the
+/// URLs new to the crawl add up to the same.
+#[test]
+fn links_kept_in_the_process_still_count_in_each_page() {
+    let site = slow_site();
+    let args = rules(&site);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let alone = crawler(&args).output().unwrap();
+    assert_eq!(alone.status.code(), Some(0));
+    let redis = RedisServer::start();
+    let frontier = redis.url("counts").to_string();
+    let shared = finished(first(&site, &frontier, &[]));
+    let merged = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .args(["--frontier", &frontier, "--report-only", "--report", "json"])
+        .output()
+        .unwrap();
+    let want = num_urls(&alone.stdout);
+    assert!(want.values().sum::<u64>() > 1_000, "{want:?}");
+    assert_eq!(num_urls(&shared.stdout), want);
+    assert_eq!(num_urls(&merged.stdout), want);
+}

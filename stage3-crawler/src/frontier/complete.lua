@@ -1,8 +1,10 @@
 -- ANCHOR: complete
 -- Completes a leased URL: ARGV[1] the URL, ARGV[2] the lease's token,
 -- ARGV[3] the host's delay in ms as this process learned it ('' if it
--- did not), ARGV[4] the URL's record for the report, and from ARGV[5] the
--- URLs it led to, in `see`'s groups. All of it at once, or nothing: a
+-- did not), ARGV[4] the URL's record for the report, ARGV[5] how many of
+-- the page's links the process kept to itself because it knows they are
+-- seen (they count in num_urls, never in num_new_urls), and from ARGV[6]
+-- the URLs it led to, in `see`'s groups. All of it at once, or nothing: a
 -- crash between recording the page and queueing its links would lose the
 -- links; between queueing them and releasing the lease would count the
 -- page twice. Returns {-2} if the crawl is gone from Redis, {-1} if the
@@ -31,7 +33,8 @@ if ARGV[3] ~= '' then
   if delay > 0 then delay = delay + 1 end
   redis.call('HSET', P .. 'next', host, now + delay)
 end
-local codes, urls, new = see(5, now)
+local codes, urls, new = see(6, now)
+urls = urls + (tonumber(ARGV[5]) or 0)
 if record.num_urls ~= nil then
   record.num_urls = urls
   record.num_new_urls = new

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bench::child::{self, Measured};
 use bench::crawl::{self, Visit, Workload};
 use bench::stats::median;
-use bench::table::{Row, Unit};
+use bench::table::{Row, Target, Unit};
 use demo_site::DemoSite;
 use redis_client::RedisServer;
 
@@ -123,9 +123,79 @@ pub(super) fn frontier_rows(
         theirs: None,
         target: None,
     });
+    rows.extend(link_heavy_rows(&redis, opts, me, bin)?);
     Ok(rows)
 }
 // ANCHOR_END: frontier_rows
+
+/// Redis's target on a link-heavy crawl: CPU per URL, in nanoseconds.
+const LINK_HEAVY_TARGET_NS: f64 = 20_000.0;
+
+// ANCHOR: link_heavy_rows
+/// The frontier's cost where links dominate: 5,000 pages of 20 KB with 20
+/// links each (most of them to URLs already seen), crawled by one process
+/// of 100 workers on the frontier. Redis's CPU per URL, and the URLs a
+/// second of Redis's CPU can settle: how far one Redis core carries a
+/// shared crawl, however many processes share it.
+fn link_heavy_rows(
+    redis: &RedisServer,
+    opts: &Options,
+    me: &Path,
+    bin: &Path,
+) -> Result<Vec<Row>, String> {
+    let workload = Workload {
+        key: "d",
+        title: "link-heavy crawl",
+        site: demo_site::SiteConfig {
+            pages: 5_000,
+            fan_out: 20,
+            page_size: 20_000,
+            ..demo_site::SiteConfig::default()
+        },
+        max_tasks: 100,
+    };
+    let site = DemoSite::start(workload.site.clone()).map_err(|e| format!("demo site: {e}"))?;
+    let expected = crawl::expected_visits(&site);
+    let mut per_url = Vec::new();
+    for round in 0..opts.rounds {
+        let name = format!("bench-links-{round}");
+        let run = run_layout(1, redis, &name, &workload, &site, me, bin, &expected)?;
+        let ns = run.redis_cpu * 1e9 / expected.len() as f64;
+        println!(
+            "  round {}: (d) {} URLs on a shared frontier, one process: {:.3} s wall, \
+             redis: {:.0} ns CPU and {:.1} commands per URL",
+            round + 1,
+            expected.len(),
+            run.wall,
+            ns,
+            run.commands / expected.len() as f64
+        );
+        per_url.push(ns);
+    }
+    site.shutdown();
+    let ns = median(&per_url);
+    Ok(vec![
+        Row {
+            what: format!(
+                "(d) link-heavy crawl (5,000 pages of 20 KB, 20 links each: {} URLs), one \
+                 process on a shared frontier: Redis's CPU per URL",
+                expected.len()
+            ),
+            unit: Unit::Nanos,
+            ours: ns,
+            theirs: None,
+            target: Some(Target::Below(LINK_HEAVY_TARGET_NS)),
+        },
+        Row {
+            what: "(d) link-heavy crawl: URLs settled per second of one Redis core".into(),
+            unit: Unit::Count,
+            ours: ns.map(|ns| 1e9 / ns),
+            theirs: None,
+            target: None,
+        },
+    ])
+}
+// ANCHOR_END: link_heavy_rows
 
 fn layout_name(processes: usize, max_tasks: usize) -> String {
     match processes {
