@@ -24,6 +24,7 @@ use crate::journal::stat_json;
 use crate::politeness::host_key;
 use crate::reporting::json_skipped;
 use crate::seams::{Crawl, Found, Frontier, Next, Outcome, Pending, Rules, Work};
+use crate::seen::SeenUrls;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
 use crate::traps::variant_key;
@@ -60,40 +61,27 @@ pub struct Shared {
 /// The seen set only grows while a crawl lasts, so what is known here
 /// stays true. The cache is bounded: two generations of
 /// [`SEEN_HERE_GENERATION`] URLs each; when the newer is full, the older
-/// is dropped. A URL is kept as 128 bits of two SipHashes, 16 bytes
-/// however long it is; two URLs that share both (about one chance in
-/// 10^28 per pair) would lose the second, a risk far below the disk's.
+/// is dropped. Each generation is a [`SeenUrls`], the lesson's own seen
+/// set of 128-bit fingerprints: 16 bytes a URL however long it is.
 #[derive(Default)]
 struct SeenHere {
-    newer: std::collections::HashSet<u128>,
-    older: std::collections::HashSet<u128>,
+    newer: SeenUrls,
+    older: SeenUrls,
 }
 
 /// URLs per generation: 200,000 in all, about 6 MB.
 const SEEN_HERE_GENERATION: usize = 100_000;
 
 impl SeenHere {
-    fn key(url: &str) -> u128 {
-        use std::hash::{Hash, Hasher};
-        let half = |salt: u8| {
-            let mut hasher = std::hash::DefaultHasher::new();
-            salt.hash(&mut hasher);
-            url.hash(&mut hasher);
-            hasher.finish()
-        };
-        u128::from(half(0)) << 64 | u128::from(half(1))
-    }
-
     fn contains(&self, url: &str) -> bool {
-        let key = SeenHere::key(url);
-        self.newer.contains(&key) || self.older.contains(&key)
+        self.newer.contains(url) || self.older.contains(url)
     }
 
     fn insert(&mut self, url: &str) {
         if self.newer.len() >= SEEN_HERE_GENERATION {
             self.older = std::mem::take(&mut self.newer);
         }
-        self.newer.insert(SeenHere::key(url));
+        self.newer.insert(url);
     }
 }
 // ANCHOR_END: seen_here

@@ -232,9 +232,33 @@ fn drive(opts: &Options) -> Result<(), String> {
         let page = generated_page(opts, &machine, &table, &notes);
         std::fs::write(out, page).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
         println!("bench: wrote {}", out.display());
+        // The rows a chapter talks about, beside the whole table, so that
+        // the chapter includes its numbers rather than types them.
+        for (name, about) in EXCERPTS {
+            let picked: Vec<Row> = rows
+                .iter()
+                .filter(|row| row.what.contains(about))
+                .cloned()
+                .collect();
+            if picked.is_empty() {
+                continue;
+            }
+            let excerpt = table::render("stage 3 / our runtime", "against", &picked);
+            let path = out.with_file_name(name);
+            std::fs::write(&path, generated_page(opts, &machine, &excerpt, &[]))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            println!("bench: wrote {}", path.display());
+        }
     }
     Ok(())
 }
+
+/// The excerpts of the table that chapters include: a file beside the
+/// table, and the text its rows' names contain.
+const EXCERPTS: [(&str, &str); 2] = [
+    ("performance-warc.md", "--warc"),
+    ("performance-frontier.md", "frontier"),
+];
 
 /// The stage-3 binary, or `None` (with a note saying why) if there is none.
 fn find_stage3(opts: &Options, me: &Path, notes: &mut Vec<String>) -> Option<PathBuf> {
