@@ -7,7 +7,7 @@
 -- yet: how long until a host's delay ends or a lease runs out.
 -- The crawl's keys may be gone (a Redis restarted without its data, or
 -- flushed): then `pending` reads 0, and the crawl would look finished.
-if redis.call('HEXISTS', P .. 'meta', 'identity') == 0 then return {'gone'} end
+if not crawl_exists() then return {'gone'} end
 local now = now_ms()
 local expired = redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)
 for _, url in ipairs(expired) do
@@ -47,7 +47,7 @@ while wanted > 0 do
   end
   if work then
     local token = redis.call('INCR', P .. 'tokens')
-    redis.call('HINCRBY', P .. 'busy', host, 1)
+    local busy = redis.call('HINCRBY', P .. 'busy', host, 1)
     redis.call('HSET', P .. 'held', url, token .. '\n' .. host .. '\n' .. work)
     redis.call('ZADD', P .. 'leases', now + lease, url)
     table.insert(out, url)
@@ -55,8 +55,18 @@ while wanted > 0 do
     table.insert(out, host)
     table.insert(out, work)
     wanted = wanted - 1
+    -- What `wake` would do, knowing more: the host stays ready (its
+    -- delay, which only `complete` moves, is over already) unless that was
+    -- its last free slot or its last URL, and goes to the back of the
+    -- ready hosts, so that claims take turns among hosts.
+    if busy >= cap(host) or redis.call('LLEN', P .. 'q:' .. host) == 0 then
+      redis.call('ZREM', P .. 'ready', host)
+    else
+      redis.call('ZADD', P .. 'ready', now, host)
+    end
+  else
+    wake(host, now)
   end
-  wake(host, now)
 end
 if #out > 1 then return out end
 local wait = 1000

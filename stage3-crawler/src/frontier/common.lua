@@ -10,16 +10,25 @@ local function now_ms()
 end
 
 -- The crawl's numbers, read from `meta` once per script, when first
--- needed (`init` writes them before it needs them).
-local numbers
+-- needed (`init` writes them before it needs them), with whether the
+-- crawl's identity is there at all: one round of reading for both.
+local numbers, exists
 local function meta(field)
   if not numbers then
-    local names = {'per_host', 'max_pages', 'robots', 'delay', 'lease', 'max_query_variants'}
+    local names = {'per_host', 'max_pages', 'robots', 'delay', 'lease', 'max_query_variants', 'identity'}
     local values = redis.call('HMGET', P .. 'meta', unpack(names))
     numbers = {}
     for i, name in ipairs(names) do numbers[name] = tonumber(values[i]) end
+    exists = values[#names] ~= false
   end
   return numbers[field]
+end
+
+-- Whether the crawl is still in Redis: a Redis restarted without its
+-- data, or flushed, has lost it, and `pending` would read 0.
+local function crawl_exists()
+  meta('lease')
+  return exists
 end
 
 -- "token\nhost\nwork": who holds a leased URL, its host, and the work to
@@ -35,7 +44,7 @@ end
 -- Until its rules are known, one: the process that takes a host's first
 -- URL reads its robots.txt, and nobody else may hit the host meanwhile.
 -- Then one if it has a delay (--delay or Crawl-delay), --per-host if not.
-local function cap(host)
+local function cap_now(host)
   local delay = redis.call('HGET', P .. 'delay', host)
   if not delay then
     if meta('robots') == 1 then return 1 end
@@ -43,6 +52,13 @@ local function cap(host)
   end
   if tonumber(delay) > 0 then return 1 end
   return meta('per_host')
+end
+-- Once per host and script: a script that learns a host's delay (complete)
+-- sets it before it asks.
+local caps = {}
+local function cap(host)
+  if not caps[host] then caps[host] = cap_now(host) end
+  return caps[host]
 end
 
 -- A host is in the `ready` set, scored with the earliest time its next
@@ -88,7 +104,7 @@ local function see(first, now)
       if redis.call('SISMEMBER', P .. 'seen', ARGV[i]) == 0 then new = new + 1 end
     end
   end
-  local codes = {}
+  local codes, touched = {}, {}
   for i = first, #ARGV, 9 do
     local url, host, work, refused = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     local variant, too_many, robots, over = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
@@ -111,12 +127,14 @@ local function see(first, now)
         redis.call('INCR', P .. 'pending')
         if variant ~= '' then redis.call('HINCRBY', P .. 'variants', variant, 1) end
         redis.call('RPUSH', P .. 'q:' .. host, work)
-        wake(host, now)
+        touched[host] = true
         code = 1
       end
     end
     table.insert(codes, code)
   end
+  -- Each host that got URLs, once, however many it got.
+  for host in pairs(touched) do wake(host, now) end
   return codes, urls, new
 end
 -- ANCHOR_END: see

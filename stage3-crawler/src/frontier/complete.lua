@@ -12,7 +12,7 @@
 -- queue); else the page's num_urls and
 -- num_new_urls, then `see`'s codes.
 local url, token = ARGV[1], ARGV[2]
-if redis.call('HEXISTS', P .. 'meta', 'identity') == 0 then return {-2} end
+if not crawl_exists() then return {-2} end
 local held = redis.call('HGET', P .. 'held', url)
 if not held then return {-1} end
 local holder, host = held_parts(held)
