@@ -16,7 +16,6 @@
 
 use crate::waker::{TaskId, TaskRef};
 
-// ANCHOR: slab
 /// Values (the executor's tasks) kept by slot, each with its task's id.
 pub(crate) struct Slab<T> {
     entries: Vec<Entry<T>>,
@@ -30,7 +29,6 @@ enum Entry<T> {
     /// A free place; holds the next free slot (or `entries.len()`).
     Vacant(usize),
 }
-// ANCHOR_END: slab
 
 impl<T> Default for Slab<T> {
     fn default() -> Self {
@@ -53,7 +51,6 @@ impl<T> Slab<T> {
         }
     }
 
-    // ANCHOR: get
     /// The value of `task`, if it is still in the table.
     #[inline]
     pub(crate) fn get(&self, task: TaskRef) -> Option<&T> {
@@ -62,7 +59,6 @@ impl<T> Slab<T> {
             _ => None,
         }
     }
-    // ANCHOR_END: get
 
     /// Takes `task` out of the table, and frees its slot for the next
     /// insert.

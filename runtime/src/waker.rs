@@ -78,7 +78,6 @@ impl RunQueue {
         }
     }
 
-    // ANCHOR: push
     fn push(self: &Arc<Self>, task: TaskRef) {
         if self.is_running_here() {
             LOCAL.with(|local| local.borrow_mut().push_back(task));
@@ -128,7 +127,6 @@ impl RunQueue {
     pub(crate) fn pop(&self) -> Option<TaskRef> {
         LOCAL.with(|local| local.borrow_mut().pop_front())
     }
-    // ANCHOR_END: push
 
     /// Whether no task is waiting to run. Called on the loop's thread.
     pub(crate) fn is_empty(&self) -> bool {

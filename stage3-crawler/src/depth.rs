@@ -77,7 +77,6 @@ impl DepthLimit {
         self.waiting.get(url).copied()
     }
 
-    // ANCHOR: seen_again
     /// A URL seen before, now at `depth`. If that is shorter than the depth
     /// it waits at, it moves up, and if it was kept for a later level that
     /// is now the level in progress, it is handed back to go on the queue.
@@ -107,7 +106,6 @@ impl DepthLimit {
             None => Again::Nothing,
         }
     }
-    // ANCHOR_END: seen_again
 
     // ANCHOR: may_start
     /// A worker took `work` from the queue. Returns it, with its depth

@@ -59,7 +59,6 @@ impl PartialOrd for Entry {
     }
 }
 
-// ANCHOR: sorted_lines
 /// Lines to be read back sorted, in at most about `budget` bytes of memory
 /// while they are collected.
 #[derive(Debug)]
@@ -169,7 +168,6 @@ impl SortedLines {
         Ok(Merge { sources, heap })
     }
 }
-// ANCHOR_END: sorted_lines
 
 /// A run on disk, or the lines still in memory.
 enum Source {

@@ -1,6 +1,5 @@
 //! `stage3-crawler`: see `stage3-crawler --help` and the README.
 
-// ANCHOR: allocator
 /// mimalloc rather than glibc's malloc. A big crawl holds a million live
 /// allocations (the URLs it has queued), and glibc's `malloc` takes longer
 /// per call the more it holds: at a million pages it was a tenth of the
@@ -11,7 +10,6 @@
 /// times their memory.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-// ANCHOR_END: allocator
 
 fn main() -> std::process::ExitCode {
     stage3_crawler::program::main()

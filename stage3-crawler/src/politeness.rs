@@ -246,7 +246,6 @@ impl Politeness {
     }
     // ANCHOR_END: admit
 
-    // ANCHOR: finish
     /// A fetch of `url` has ended: its slot is free. Returns the next
     /// parked URL of that host if it may start now; the worker fetches it
     /// at once, without a trip through the queue.
@@ -268,9 +267,7 @@ impl Politeness {
         slot.start(now);
         Some(next)
     }
-    // ANCHOR_END: finish
 
-    // ANCHOR: arm_timer
     /// When only the delay holds a host's line back (a slot is free), a
     /// timer puts its oldest parked URL back on the queue when the delay is
     /// over. One timer per host at most. The URL is put before its earlier
@@ -301,7 +298,6 @@ impl Politeness {
             }
         }));
     }
-    // ANCHOR_END: arm_timer
 
     /// The worker that fetched `origin`'s robots.txt reports the rules. The
     /// URLs that waited go back on the queue (or are skipped, if the rules

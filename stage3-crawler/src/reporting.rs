@@ -211,7 +211,6 @@ impl SkipListing {
     }
 }
 
-// ANCHOR: text_report
 /// The text report, built as the crawl goes: each statistic becomes its
 /// line at once, and the lines are sorted by URL in bounded memory
 /// ([`SortedLines`]), so that a crawl of millions of pages does not keep
@@ -313,7 +312,6 @@ impl TextReport {
         writeln!(out, "Date: {} UTC", ctime(SystemTime::now()))
     }
 }
-// ANCHOR_END: text_report
 
 /// One statistic as a JSON object on one line.
 pub fn json_line(stat: &FetchStatistic) -> String {

@@ -102,7 +102,6 @@ impl RobotsSource {
 }
 
 impl Robots {
-    // ANCHOR: parse
     /// Parses `body` for the crawler whose product token is `token` (as
     /// `stage3-crawler`). Our group is every group that names the token,
     /// compared case-insensitively, all of them together; if none does,
@@ -159,7 +158,6 @@ impl Robots {
             sitemaps,
         }
     }
-    // ANCHOR_END: parse
 
     /// No rules at all: a robots.txt that answered 4xx, or none asked for.
     pub fn allow_all() -> Robots {
@@ -177,7 +175,6 @@ impl Robots {
         }
     }
 
-    // ANCHOR: is_allowed
     /// Whether the crawler may fetch `url`. The rule with the longest
     /// pattern that matches the path (and query) decides; on a tie, Allow
     /// wins; with no match, the URL is allowed. `/robots.txt` itself always
@@ -200,7 +197,6 @@ impl Robots {
         }
         best.is_none_or(|rule| rule.allow)
     }
-    // ANCHOR_END: is_allowed
 
     /// The Crawl-delay of our group, if it gave a valid one (a number of
     /// seconds, fractions allowed). The caller caps it.
@@ -321,7 +317,6 @@ fn hex(b: u8) -> Option<u8> {
         .and_then(|d| u8::try_from(d).ok())
 }
 
-// ANCHOR: matches
 /// Whether `pattern` matches `path` from its start. `*` matches any run of
 /// characters; a `$` at the very end anchors the pattern at the end.
 ///
@@ -358,7 +353,6 @@ fn matches(pattern: &str, path: &str) -> bool {
         rest.contains(last)
     }
 }
-// ANCHOR_END: matches
 
 /// What robots.txt said for one origin, for the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -119,7 +119,6 @@ impl WebRules {
         }
     }
 
-    // ANCHOR: learn_robots
     /// Fetches the robots.txt of `url`'s origin and hands the verdict to the
     /// per-host rules, which release the URLs that waited for it. It always
     /// settles, even if the fetch panics: those URLs must not wait forever.
@@ -167,7 +166,6 @@ impl WebRules {
             }
         }
     }
-    // ANCHOR_END: learn_robots
 
     /// What an origin's robots.txt said in an earlier run (`--state`),
     /// without asking again.

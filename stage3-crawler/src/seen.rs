@@ -20,7 +20,6 @@ use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use siphasher::sip128::{Hasher128, SipHasher13};
 
-// ANCHOR: seen_urls
 /// Every URL seen, as keyed 128-bit fingerprints.
 #[derive(Clone, Debug)]
 pub struct SeenUrls {
@@ -70,7 +69,6 @@ impl SeenUrls {
         hasher.finish128().as_u128()
     }
 }
-// ANCHOR_END: seen_urls
 
 impl Default for SeenUrls {
     fn default() -> Self {

@@ -80,7 +80,6 @@ impl fmt::Display for SitemapError {
 
 impl std::error::Error for SitemapError {}
 
-// ANCHOR: parse_sitemap
 /// Parses a sitemap fetched from `sitemap_url`: XML, or the protocol's
 /// text form (one URL per line). A gzipped one is recognised by its first
 /// two bytes and inflated, up to the cap.
@@ -143,7 +142,6 @@ pub fn parse_sitemap(body: &[u8], sitemap_url: &Url) -> Result<Sitemap, SitemapE
     sitemap.kind = root.ok_or(SitemapError::NotASitemap)?;
     Ok(sitemap)
 }
-// ANCHOR_END: parse_sitemap
 
 /// Whether a sitemap is XML rather than the protocol's other form, a text
 /// file of one URL per line: XML starts with `<`, after any BOM and space.

@@ -128,7 +128,6 @@ fn is_parsed(stat: &FetchStatistic) -> bool {
     })
 }
 
-// ANCHOR: tally
 /// What a report's summary is made of, counted one record at a time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -162,4 +161,3 @@ impl Tally {
             .add(&format!("skipped_{}", skipped.reason.name()), 1);
     }
 }
-// ANCHOR_END: tally

@@ -72,7 +72,6 @@ impl Usage {
     }
 }
 
-// ANCHOR: launch
 /// The launcher's side: runs `program` with `args` (sharing our stdin,
 /// stdout and stderr) and measures it. Returns its exit code (128 + the
 /// signal, if a signal ended it) and what it cost.
@@ -101,7 +100,6 @@ pub fn launch_with(program: &OsStr, args: &[OsString], stdout: Stdio) -> io::Res
         },
     ))
 }
-// ANCHOR_END: launch
 
 /// The harness's side: runs `launcher`, a command that ends in [`launch`]
 /// and prints its [`Usage`] line last on stderr, with no input, capturing

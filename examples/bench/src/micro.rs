@@ -119,7 +119,6 @@ pub fn ours(which: Micro, n: usize) -> io::Result<MicroResult> {
     })
 }
 
-// ANCHOR: timers
 async fn timers_fired(n: usize) -> io::Result<f64> {
     let start = Instant::now();
     let sleepers: Vec<_> = deadlines(n, FIRED)
@@ -139,9 +138,7 @@ async fn timers_cancelled(n: usize) -> io::Result<f64> {
     }
     Ok(nanos_per(start.elapsed(), n))
 }
-// ANCHOR_END: timers
 
-// ANCHOR: ping_pong
 async fn ping_pong(n: usize, connections: usize) -> io::Result<f64> {
     let mut listener = runtime::TcpListener::bind(([127, 0, 0, 1], 0).into())?;
     let addr = listener.local_addr()?;
@@ -194,7 +191,6 @@ async fn echo(mut stream: runtime::TcpStream) -> io::Result<()> {
         stream.write_all(&buf[..n]).await?;
     }
 }
-// ANCHOR_END: ping_pong
 
 /// Deadlines of the fired timers: 1 to 5 ms away.
 pub const FIRED: (u64, u64) = (1_000, 5_000);
@@ -269,7 +265,6 @@ async fn queue_put_get(n: usize) -> io::Result<f64> {
     Ok(nanos_per(start.elapsed(), 2 * n))
 }
 
-// ANCHOR: idle
 fn idle_task_bytes(rt: &Runtime, n: usize) -> io::Result<f64> {
     // Let the runtime make whatever it makes on its first spawn.
     rt.block_on(async { runtime::spawn(async {}).await })?
@@ -291,7 +286,6 @@ fn idle_task_bytes(rt: &Runtime, n: usize) -> io::Result<f64> {
     let after = rss_bytes()?;
     Ok(bytes_per_task(before, after, n, future_size))
 }
-// ANCHOR_END: idle
 
 /// The task the idle benchmark parks, n times: it says it has started, then
 /// waits forever.

@@ -88,7 +88,6 @@ impl Crawler {
         Ok((done, took))
     }
 
-    // ANCHOR: work
     async fn work(self: Arc<Self>, queue: Arc<AsyncMutex<mpsc::UnboundedReceiver<(Url, u32)>>>) {
         loop {
             let next = queue.lock().await.recv().await;
@@ -101,7 +100,6 @@ impl Crawler {
             }
         }
     }
-    // ANCHOR_END: work
 
     /// Queues `url` unless it was seen before. Returns whether it was new.
     fn add_url(&self, url: Url, max_redirect: u32) -> bool {

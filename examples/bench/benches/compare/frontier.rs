@@ -33,7 +33,6 @@ struct Run {
     redis_cpu: f64,
 }
 
-// ANCHOR: frontier_rows
 /// The rows, or none (and a note) without `redis-server`.
 pub(super) fn frontier_rows(
     workload: &Workload,
@@ -126,7 +125,6 @@ pub(super) fn frontier_rows(
     rows.extend(link_heavy_rows(&redis, opts, me, bin)?);
     Ok(rows)
 }
-// ANCHOR_END: frontier_rows
 
 /// Redis's target on a link-heavy crawl: CPU per URL, in nanoseconds.
 const LINK_HEAVY_TARGET_NS: f64 = 20_000.0;

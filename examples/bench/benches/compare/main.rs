@@ -526,7 +526,6 @@ fn crawl_rows(
     Ok(rows)
 }
 
-// ANCHOR: floor_rows
 /// The fetch floor: curl fetching the same URLs as the crawl, `max_tasks`
 /// at a time, and doing nothing with them, in rounds alternating with
 /// stage 3 (like with like: no robots.txt, no per-host cap below
@@ -627,7 +626,6 @@ fn floor_rows(
         },
     ])
 }
-// ANCHOR_END: floor_rows
 
 /// The program `name` in one of `PATH`'s directories.
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -636,7 +634,6 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-// ANCHOR: defaults_row
 /// Stage 3 with its polite defaults (robots.txt read, `--per-host 8`),
 /// alone: no comparator is polite in the same way, so the row is judged
 /// against the bound the cap implies. With 8 requests at a time to the one
@@ -689,7 +686,6 @@ fn defaults_row(
         target: Some(Target::Below(capped.latency_bound_secs() * 1.1)),
     })
 }
-// ANCHOR_END: defaults_row
 
 // ANCHOR: warc_row
 /// Stage 3 with `--warc`, against itself without, in alternating rounds,
