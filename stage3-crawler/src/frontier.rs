@@ -99,6 +99,23 @@ pub struct Link {
     pub counts: bool,
 }
 
+/// One leased URL to complete, with what its fetch found.
+#[derive(Clone, Debug)]
+pub struct Completion {
+    /// The leased URL.
+    pub url: String,
+    /// Its lease's token.
+    pub token: u64,
+    /// The host's delay, if this process learned it.
+    pub delay: Option<Duration>,
+    /// The URL's record for the report, as JSON.
+    pub record: String,
+    /// Links kept back, known to be seen.
+    pub known: usize,
+    /// The links to offer to the seen set.
+    pub links: Vec<Link>,
+}
+
 /// What became of one [`Link`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Seen {
@@ -147,6 +164,9 @@ pub enum Completed {
     /// The lease ran out before: the URL went back to the queue, and
     /// whoever takes it next reports it.
     Lost,
+    /// Its record was not JSON (a bug of ours): nothing was done, and the
+    /// lease will run out.
+    Unreadable,
     /// Recorded. The page's link counts, and what became of each link.
     Done {
         /// The page's links that the rules let through: its `num_urls`.
@@ -309,32 +329,67 @@ impl Frontier {
         known: usize,
         links: &[Link],
     ) -> io::Result<Completed> {
-        let token = token.to_string();
-        let delay = delay.map_or(String::new(), |d| d.as_millis().to_string());
-        let known = known.to_string();
-        let mut args: Vec<&[u8]> = vec![
-            url.as_bytes(),
-            token.as_bytes(),
-            delay.as_bytes(),
-            record.as_bytes(),
-            known.as_bytes(),
-        ];
-        push_links(&mut args, links);
-        let reply = self.run(&self.complete, &args).await?;
-        let codes: Vec<i64> = items(reply)?
+        let one = Completion {
+            url: url.to_string(),
+            token,
+            delay,
+            record: record.to_string(),
+            known,
+            links: links.to_vec(),
+        };
+        let mut done = self.complete_many(std::slice::from_ref(&one)).await?;
+        done.pop().ok_or_else(|| unexpected("complete"))
+    }
+
+    /// Completes several leased URLs in one script, each as
+    /// [`complete`](Self::complete) would: what each came to, in order.
+    pub async fn complete_many(&self, batch: &[Completion]) -> io::Result<Vec<Completed>> {
+        let numbers: Vec<[String; 4]> = batch
             .iter()
-            .map(|f| f.as_integer().ok_or_else(|| unexpected("complete")))
-            .collect::<io::Result<_>>()?;
-        match codes.as_slice() {
-            [-1, ..] => Ok(Completed::Lost),
-            [-2, ..] => Err(self.gone()),
-            [urls, new, codes @ ..] => Ok(Completed::Done {
-                urls: (*urls).max(0) as usize,
-                new: (*new).max(0) as usize,
-                seen: codes.iter().map(|&c| seen_code(c)).collect(),
-            }),
-            _ => Err(unexpected("complete")),
+            .map(|c| {
+                [
+                    c.token.to_string(),
+                    c.delay.map_or(String::new(), |d| d.as_millis().to_string()),
+                    c.known.to_string(),
+                    c.links.len().to_string(),
+                ]
+            })
+            .collect();
+        let mut args: Vec<&[u8]> = Vec::new();
+        for (c, [token, delay, known, links]) in batch.iter().zip(&numbers) {
+            args.extend([
+                c.url.as_bytes(),
+                token.as_bytes(),
+                delay.as_bytes(),
+                c.record.as_bytes(),
+                known.as_bytes(),
+                links.as_bytes(),
+            ]);
+            push_links(&mut args, &c.links);
         }
+        let reply = self.run(&self.complete, &args).await?;
+        let mut done = Vec::with_capacity(batch.len());
+        for item in items(reply)? {
+            let codes: Vec<i64> = items(item)?
+                .iter()
+                .map(|f| f.as_integer().ok_or_else(|| unexpected("complete")))
+                .collect::<io::Result<_>>()?;
+            done.push(match codes.as_slice() {
+                [-2, ..] => return Err(self.gone()),
+                [-1, ..] => Completed::Lost,
+                [-3, ..] => Completed::Unreadable,
+                [urls, new, codes @ ..] => Completed::Done {
+                    urls: (*urls).max(0) as usize,
+                    new: (*new).max(0) as usize,
+                    seen: codes.iter().map(|&c| seen_code(c)).collect(),
+                },
+                _ => return Err(unexpected("complete")),
+            });
+        }
+        if done.len() != batch.len() {
+            return Err(unexpected("complete"));
+        }
+        Ok(done)
     }
 
     /// Extends the leases on `held` (URL and token). Returns how many were

@@ -19,7 +19,7 @@ use runtime::Queue;
 use serde_json::json;
 use url::Url;
 
-use crate::frontier::{Claim, Completed, Frontier as Redis, Link, MIN_LEASE, Seen};
+use crate::frontier::{Claim, Completed, Completion, Frontier as Redis, Link, MIN_LEASE, Seen};
 use crate::journal::stat_json;
 use crate::politeness::host_key;
 use crate::reporting::json_skipped;
@@ -49,7 +49,13 @@ pub struct Shared {
     stopped_by: RefCell<Option<String>>,
     /// URLs this process knows the frontier's seen set holds.
     seen_here: RefCell<SeenHere>,
+    /// Completions waiting for the next batch, each with where its answer
+    /// goes.
+    completions: Queue<(Completion, runtime::oneshot::Sender<io::Result<Completed>>)>,
 }
+
+/// The most URLs completed in one script.
+const MAX_BATCH: usize = 64;
 
 // ANCHOR: seen_here
 /// URLs this process knows are in the frontier's seen set, because Redis
@@ -97,6 +103,7 @@ impl Shared {
             freed: Queue::new(),
             stopped_by: RefCell::new(None),
             seen_here: RefCell::new(SeenHere::default()),
+            completions: Queue::new(),
         }
     }
 
@@ -239,11 +246,47 @@ impl Shared {
             .await
         {
             Ok(Completed::Done { .. }) => crawl.keep_statistic(stat),
-            Ok(Completed::Lost) => {}
+            Ok(Completed::Lost | Completed::Unreadable) => {}
             Err(e) => crawl.log().error(format_args!("completing {url}: {e}")),
         }
         release_held(self, url, token);
     }
+
+    // ANCHOR: complete_batches
+    /// Completes what the workers finished, in batches: each call takes
+    /// every completion waiting (up to [`MAX_BATCH`]) and runs one script
+    /// for them all, since a script's own cost in Redis is more than the
+    /// commands it runs. While one batch is out, the next gathers, so the
+    /// busier the process, the bigger the batches.
+    async fn complete_batches(&self) -> std::convert::Infallible {
+        loop {
+            let first = self.completions.get().await;
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match self.completions.get_nowait() {
+                    Some(more) => batch.push(more),
+                    None => break,
+                }
+            }
+            let (completions, answers): (Vec<Completion>, Vec<_>) = batch.into_iter().unzip();
+            for _ in &answers {
+                let _ = self.completions.task_done();
+            }
+            match self.frontier.complete_many(&completions).await {
+                Ok(done) => {
+                    for (answer, done) in answers.into_iter().zip(done) {
+                        answer.send(Ok(done));
+                    }
+                }
+                Err(e) => {
+                    for answer in answers {
+                        answer.send(Err(io::Error::new(e.kind(), e.to_string())));
+                    }
+                }
+            }
+        }
+    }
+    // ANCHOR_END: complete_batches
 
     /// Extends this process's leases, every third of a lease, for as long
     /// as the crawl runs.
@@ -434,15 +477,31 @@ impl Shared {
         links: &[Link],
     ) -> Option<(usize, usize, Vec<Seen>)> {
         let token = work.lease?;
-        let delay = crawl.rules().host_delay(&work.url);
         let url = work.url.as_str();
-        let completed = self
-            .frontier
-            .complete(url, token, delay, record, known, links)
-            .await;
+        let (tx, rx) = runtime::oneshot::channel();
+        let completion = Completion {
+            url: url.to_string(),
+            token,
+            delay: crawl.rules().host_delay(&work.url),
+            record: record.to_string(),
+            known,
+            links: links.to_vec(),
+        };
+        self.completions.put_nowait((completion, tx));
+        let completed = rx.await.unwrap_or_else(|_| {
+            Err(io::Error::other(
+                "the frontier stopped before the URL was completed",
+            ))
+        });
         release_held(self, url, token);
         match completed {
             Ok(Completed::Done { urls, new, seen }) => Some((urls, new, seen)),
+            Ok(Completed::Unreadable) => {
+                crawl.log().error(format_args!(
+                    "the frontier could not read {url}'s record: its lease will run out"
+                ));
+                None
+            }
             Ok(Completed::Lost) => {
                 crawl.log().warn(format_args!(
                     "the lease on {url} ran out before it was done: another worker will fetch it"
@@ -462,17 +521,18 @@ impl Shared {
 impl Frontier for Shared {
     fn run<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, Outcome> {
         Box::pin(async move {
-            // The renewer runs as long as the feeder: neither ends the
-            // other but by ending.
-            let renew = self.renew_leases(crawl);
-            match runtime::select(self.feed(crawl), renew).await {
+            // The renewer and the completer run as long as the feeder:
+            // neither ends the other but by ending.
+            let beside = runtime::select(self.renew_leases(crawl), self.complete_batches());
+            match runtime::select(self.feed(crawl), beside).await {
                 runtime::Either::Left(Ok(())) => Outcome::Completed,
                 runtime::Either::Left(Err(e)) => {
                     crawl.log().error(format_args!("{e}"));
                     *self.stopped_by.borrow_mut() = Some(e.to_string());
                     Outcome::FrontierLost
                 }
-                runtime::Either::Right(never) => match never {},
+                runtime::Either::Right(runtime::Either::Left(never))
+                | runtime::Either::Right(runtime::Either::Right(never)) => match never {},
             }
         })
     }

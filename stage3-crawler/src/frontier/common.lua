@@ -79,8 +79,8 @@ end
 -- ANCHOR_END: cap
 
 -- ANCHOR: see
--- The crawler's `see`, for every process at once. ARGV from `first` on
--- holds a group of nine per URL: the URL; its host; the work to queue;
+-- The crawler's `see`, for every process at once. ARGV from `first` to
+-- `last` holds a group of nine per URL: the URL; its host; the work to queue;
 -- its skipped record if this process's rules refuse it ('' if not); its
 -- path if it has a query ('' if not), and its skipped record should that
 -- path have had --max-query-variants queries queued already; its skipped
@@ -91,21 +91,21 @@ end
 -- 3 over --max-pages, 4 over --max-query-variants, 5 robots.txt), and the
 -- page's num_urls and num_new_urls, counted as one process counts them:
 -- against the seen set and query counts from before the page's links.
-local function see(first, now)
+local function see(first, last, now)
   local max_pages, max_variants = meta('max_pages'), meta('max_query_variants')
   local function full(variant)
     return variant ~= '' and
       tonumber(redis.call('HGET', P .. 'variants', variant) or '0') >= max_variants
   end
   local urls, new = 0, 0
-  for i = first, #ARGV, 9 do
+  for i = first, last, 9 do
     if ARGV[i + 8] == '1' and not full(ARGV[i + 4]) then
       urls = urls + 1
       if redis.call('SISMEMBER', P .. 'seen', ARGV[i]) == 0 then new = new + 1 end
     end
   end
   local codes, touched = {}, {}
-  for i = first, #ARGV, 9 do
+  for i = first, last, 9 do
     local url, host, work, refused = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     local variant, too_many, robots, over = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
     local code = 0

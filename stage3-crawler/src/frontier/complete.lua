@@ -1,55 +1,79 @@
 -- ANCHOR: complete
--- Completes a leased URL: ARGV[1] the URL, ARGV[2] the lease's token,
--- ARGV[3] the host's delay in ms as this process learned it ('' if it
--- did not), ARGV[4] the URL's record for the report, ARGV[5] how many of
--- the page's links the process kept to itself because it knows they are
--- seen (they count in num_urls, never in num_new_urls), and from ARGV[6]
--- the URLs it led to, in `see`'s groups. All of it at once, or nothing: a
--- crash between recording the page and queueing its links would lose the
--- links; between queueing them and releasing the lease would count the
--- page twice. Returns {-2} if the crawl is gone from Redis, {-1} if the
--- lease is no longer ours (it ran out, and the URL went back to the
--- queue); else the page's num_urls and
--- num_new_urls, then `see`'s codes.
-local url, token = ARGV[1], ARGV[2]
-if not crawl_exists() then return {-2} end
-local held = redis.call('HGET', P .. 'held', url)
-if not held then return {-1} end
-local holder, host = held_parts(held)
-if holder ~= token then return {-1} end
+-- Completes leased URLs, as many as the process finished since its last
+-- call: one script for them all, since a script's own cost in Redis is
+-- more than the commands it runs. ARGV holds, for each URL: the URL, the
+-- lease's token, the host's delay in ms as this process learned it (''
+-- if it did not), the URL's record for the report, how many of the page's
+-- links the process kept to itself because it knows they are seen (they
+-- count in num_urls, never in num_new_urls), how many links follow, and
+-- those links in `see`'s groups of nine. Each URL all at once, or not at
+-- all: a crash between recording the page and queueing its links would
+-- lose the links; between queueing them and releasing the lease would
+-- count the page twice. Returns {{-2}} if the crawl is gone from Redis;
+-- else, for each URL in order, {-1} if the lease is no longer ours (it
+-- ran out, and the URL went back to the queue), {-3} if its record is not
+-- JSON, or the page's num_urls and num_new_urls, then `see`'s codes.
+if not crawl_exists() then return {{-2}} end
 -- Everything that can fail, before the first write: Redis does not undo a
 -- script's writes when it fails halfway.
-local record = cjson.decode(ARGV[4])
+local batch, i = {}, 1
+while i + 5 <= #ARGV do
+  local links = tonumber(ARGV[i + 5]) or 0
+  local ok, record = pcall(cjson.decode, ARGV[i + 3])
+  table.insert(batch, {
+    url = ARGV[i], token = ARGV[i + 1], delay = ARGV[i + 2], known = tonumber(ARGV[i + 4]) or 0,
+    record = ok and type(record) == 'table' and record or nil,
+    first = i + 6, last = i + 5 + 9 * links,
+  })
+  i = i + 6 + 9 * links
+end
 local now = now_ms()
-redis.call('ZREM', P .. 'leases', url)
-redis.call('HDEL', P .. 'held', url)
-redis.call('HINCRBY', P .. 'busy', host, -1)
-if ARGV[3] ~= '' then
-  redis.call('HSET', P .. 'delay', host, ARGV[3])
-  -- now is cut to whole milliseconds, so it may be up to 1 ms early: with
-  -- a delay, the next request may start a millisecond later, never sooner
-  -- than the delay after this one ended.
-  local delay = tonumber(ARGV[3])
-  if delay > 0 then delay = delay + 1 end
-  redis.call('HSET', P .. 'next', host, now + delay)
+local results, ring, hosts = {}, false, {}
+for _, c in ipairs(batch) do
+  local held = redis.call('HGET', P .. 'held', c.url)
+  local holder, host
+  if held then holder, host = held_parts(held) end
+  if not c.record then
+    table.insert(results, {-3})
+  elseif holder ~= c.token then
+    table.insert(results, {-1})
+  else
+    redis.call('ZREM', P .. 'leases', c.url)
+    redis.call('HDEL', P .. 'held', c.url)
+    redis.call('HINCRBY', P .. 'busy', host, -1)
+    if c.delay ~= '' then
+      redis.call('HSET', P .. 'delay', host, c.delay)
+      -- now is cut to whole milliseconds, so it may be up to 1 ms early:
+      -- with a delay, the next request may start a millisecond later,
+      -- never sooner than the delay after this one ended.
+      local delay = tonumber(c.delay)
+      if delay > 0 then delay = delay + 1 end
+      redis.call('HSET', P .. 'next', host, now + delay)
+    end
+    local codes, urls, new = see(c.first, c.last, now)
+    urls = urls + c.known
+    if c.record.num_urls ~= nil then
+      c.record.num_urls = urls
+      c.record.num_new_urls = new
+    end
+    redis.call('HSET', P .. 'report', c.url, cjson.encode(c.record))
+    redis.call('DECR', P .. 'pending')
+    hosts[host] = true
+    for _, code in ipairs(codes) do ring = ring or code == 1 end
+    table.insert(codes, 1, new)
+    table.insert(codes, 1, urls)
+    table.insert(results, codes)
+  end
 end
-local codes, urls, new = see(6, now)
-urls = urls + (tonumber(ARGV[5]) or 0)
-if record.num_urls ~= nil then
-  record.num_urls = urls
-  record.num_new_urls = new
+local pending = tonumber(redis.call('GET', P .. 'pending') or '0')
+for host in pairs(hosts) do
+  wake(host, now)
+  ring = ring or redis.call('LLEN', P .. 'q:' .. host) > 0
 end
-redis.call('HSET', P .. 'report', url, cjson.encode(record))
-local pending = redis.call('DECR', P .. 'pending')
-wake(host, now)
 -- Processes with nothing to do wait on the doorbell: ring it when there
 -- is something new to claim, or the crawl is over.
-local queued = false
-for _, code in ipairs(codes) do queued = queued or code == 1 end
-if queued or pending <= 0 or redis.call('LLEN', P .. 'q:' .. host) > 0 then
+if ring or pending <= 0 then
   redis.call('PUBLISH', P .. 'bell', '')
 end
-table.insert(codes, 1, new)
-table.insert(codes, 1, urls)
-return codes
+return results
 -- ANCHOR_END: complete

@@ -11,6 +11,6 @@ if existing then return {0, existing} end
 redis.call('HSET', P .. 'meta', 'identity', ARGV[1], 'created', now_ms(),
   'per_host', ARGV[2], 'max_pages', ARGV[3], 'robots', ARGV[4],
   'delay', ARGV[5], 'lease', ARGV[6], 'max_query_variants', ARGV[7])
-see(8, now_ms())
+see(8, #ARGV, now_ms())
 return {1, ARGV[1]}
 -- ANCHOR_END: init
