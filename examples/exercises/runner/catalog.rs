@@ -85,8 +85,8 @@ pub fn find(number: &str) -> Option<&'static Exercise> {
         .find(|e| e.number.parse::<u32>().ok() == Some(n))
 }
 
-/// A planted wrong answer: wrong/exNN_*.rs, which the `wrong` feature
-/// compiles in place of that exercise's solution, with the trap it falls
+/// A planted wrong answer: wrong/exNN_*.plant, one change to that
+/// exercise's solution, which the `wrong` feature compiles in its place, with the trap it falls
 /// into and the tests that must fail on it. `verify` checks that they do:
 /// a test that cannot fail on the mistake its hint warns about proves
 /// nothing.
@@ -329,9 +329,7 @@ mod tests {
             let plain = format!(
                 "#[cfg_attr(feature = \"solutions\", path = \"../solutions/{module}.rs\")]\npub mod {module};"
             );
-            let planted = format!(
-                "    path = \"../solutions/{module}.rs\"\n)]\n#[cfg_attr(feature = \"wrong\", path = \"../wrong/{module}.rs\")]\npub mod {module};"
-            );
+            let planted = format!("#[cfg(not(feature = \"wrong\"))]\n{plain}");
             assert!(
                 lib.contains(&plain) || lib.contains(&planted),
                 "src/lib.rs must declare {module} with its solution path"
@@ -445,13 +443,14 @@ mod tests {
         let lib = read("examples/exercises/src/lib.rs");
         for planted in PLANTED {
             let e = find(planted.number).expect("a planted answer names an exercise");
-            let file = format!("wrong/{}.rs", e.module());
-            read(&format!("examples/exercises/{file}"));
+            read(&format!("examples/exercises/wrong/{}.plant", e.module()));
             assert!(
                 lib.contains(&format!(
-                    "#[cfg_attr(feature = \"wrong\", path = \"../{file}\")]"
+                    "include!(concat!(env!(\"OUT_DIR\"), \"/{}.rs\"));",
+                    e.module()
                 )),
-                "src/lib.rs must compile {file} under the wrong feature"
+                "src/lib.rs must include the plant of {} under the wrong feature",
+                e.module()
             );
             let tests = read(&e.tests_path());
             for test in planted.caught_by {

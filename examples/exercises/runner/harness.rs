@@ -21,7 +21,7 @@ pub enum Side {
     Starter,
     /// solutions/exNN_*.rs.
     Solution,
-    /// The solutions, with wrong/exNN_*.rs in place of a few.
+    /// The solutions, with the plants of wrong/ in place of a few.
     Wrong,
 }
 
