@@ -393,7 +393,7 @@ impl Shared {
         // counts failures by kind.
         let record = stat_json(&stat).to_string();
         let completed = self
-            .complete(crawl, work, &record, known_counting, &links)
+            .complete(crawl, work, &record, known_counting, links)
             .await;
         let Some((urls, new, codes)) = completed else {
             return;
@@ -401,8 +401,8 @@ impl Shared {
         // Every link sent is in the seen set now, whatever became of it.
         {
             let mut seen_here = self.seen_here.borrow_mut();
-            for link in &links {
-                seen_here.insert(&link.url);
+            for ((url, ..), _) in targets.iter().zip(&sent).filter(|(_, sent)| **sent) {
+                seen_here.insert(url.as_str());
             }
         }
         let mut codes = codes.into_iter();
@@ -458,7 +458,7 @@ impl Shared {
             from: work.from.as_deref().map(str::to_string),
         };
         if self
-            .complete(crawl, work, &json_skipped(&skipped), 0, &[])
+            .complete(crawl, work, &json_skipped(&skipped), 0, Vec::new())
             .await
             .is_some()
         {
@@ -474,7 +474,7 @@ impl Shared {
         work: &Work,
         record: &str,
         known: usize,
-        links: &[Link],
+        links: Vec<Link>,
     ) -> Option<(usize, usize, Vec<Seen>)> {
         let token = work.lease?;
         let url = work.url.as_str();
@@ -485,7 +485,7 @@ impl Shared {
             delay: crawl.rules().host_delay(&work.url),
             record: record.to_string(),
             known,
-            links: links.to_vec(),
+            links,
         };
         self.completions.put_nowait((completion, tx));
         let completed = rx.await.unwrap_or_else(|_| {
