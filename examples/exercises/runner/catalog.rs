@@ -409,9 +409,10 @@ mod tests {
             );
             assert!(appendix.contains(&include), "appendix: {include}");
             assert!(
-                appendix.contains(&format!("## {}\n", e.heading())),
-                "appendix: ## {}",
-                e.heading()
+                appendix.contains(&format!("## {} {{#{}}}\n", e.heading(), e.anchor())),
+                "appendix: ## {} {{#{}}} (the id keeps the translated book's links)",
+                e.heading(),
+                e.anchor()
             );
             assert!(
                 appendix.contains(e.goal),
@@ -428,10 +429,10 @@ mod tests {
                 "appendix: the hint of {}",
                 e.number
             );
-            let fragment = read(&format!("book/src/exercises/{}", e.chapter));
+            let chapter = read(&format!("book/src/{}", e.chapter));
             assert!(
-                fragment.contains(&format!("(appendix/exercises.md#{})", e.anchor())),
-                "book/src/exercises/{} must link exercise {}",
+                chapter.contains(&format!("(appendix/exercises.md#{})", e.anchor())),
+                "book/src/{}'s Exercises section must link exercise {}",
                 e.chapter,
                 e.number
             );
