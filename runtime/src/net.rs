@@ -155,6 +155,16 @@ impl TcpStream {
     }
 }
 
+/// The socket itself, for the options this type does not wrap (a send
+/// buffer's size, say, through `socket2::SockRef`). Reading or writing
+/// through it behind the reactor's back would leave the registration's
+/// idea of readiness stale: use it for options only.
+impl std::os::fd::AsFd for TcpStream {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.io.get_ref().as_fd()
+    }
+}
+
 impl Drop for TcpStream {
     fn drop(&mut self) {
         // The registration deregisters and closes the socket after this.

@@ -11,14 +11,12 @@
 //! turns to food (up to twice the usual amount of food on the field), and
 //! its player may respawn.
 //!
-//! What every client receives each tick, as JSON:
-//! `{"tick":N,"w":W,"h":H,"food":[[x,y],...],"snakes":[{"id":ID,
-//! "name":"...","color":C,"alive":true,"score":S,"body":[[x,y],...]}]}`,
-//! the body head first.
+//! What a player sees of it is painted from [`Game::paint`], [`Game::me`]
+//! and [`Game::top`], and sent as `view.rs` says.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
-use serde_json::json;
+use crate::view::{self, Grid, Me, Score};
 
 /// A player, for as long as it is connected.
 pub type PlayerId = u64;
@@ -135,6 +133,10 @@ struct Player {
 impl Player {
     fn alive(&self) -> bool {
         !self.body.is_empty()
+    }
+
+    fn player_color(&self) -> u8 {
+        self.color as u8 % view::COLORS
     }
 }
 
@@ -317,39 +319,58 @@ impl Game {
     }
     // ANCHOR_END: tick
 
-    /// The state every client gets (the wire format is at the top of this
-    /// file).
-    pub fn state_json(&self) -> String {
-        let mut food: Vec<Cell> = self.food.iter().copied().collect();
-        food.sort_unstable();
-        let snakes: Vec<_> = self
-            .players
-            .iter()
-            .map(|(id, p)| {
-                json!({
-                    "id": id,
-                    "name": p.name,
-                    "color": p.color,
-                    "alive": p.alive(),
-                    "score": p.score,
-                    "body": p.body.iter().map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        let rest = json!({
-            "w": self.config.width,
-            "h": self.config.height,
-            "food": food.iter().map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
-            "snakes": snakes,
+    /// The tick the game is at.
+    pub fn tick_number(&self) -> u64 {
+        self.tick
+    }
+
+    /// The field as every view is cut from it: food, then the snakes on
+    /// it (a head drawn over any body part that shares its cell).
+    pub fn paint(&self, grid: &mut Grid) {
+        let (w, h) = (self.config.width, self.config.height);
+        if (grid.width, grid.height) != (w, h) {
+            *grid = Grid::new(w, h);
+        }
+        grid.cells.fill(view::EMPTY);
+        for &cell in &self.food {
+            grid.set(cell, view::FOOD);
+        }
+        for player in self.players.values() {
+            for &cell in player.body.iter().skip(1) {
+                grid.set(cell, view::BODY + player.player_color());
+            }
+        }
+        for player in self.players.values() {
+            if let Some(&head) = player.body.front() {
+                grid.set(head, view::HEAD + player.player_color());
+            }
+        }
+    }
+
+    /// What a player's frame says about it; `None` for a player not in
+    /// the game.
+    pub fn me(&self, id: PlayerId) -> Option<Me> {
+        let player = self.players.get(&id)?;
+        Some(Me {
+            head: player.body.front().copied(),
+            score: player.score.min(u64::from(u32::MAX)) as u32,
         })
-        .to_string();
-        // The tick first, so that a reader can take it without parsing the
-        // rest (serde_json writes an object's keys in sorted order).
-        format!(
-            "{{\"tick\":{},{}",
-            self.tick,
-            rest.strip_prefix('{').unwrap_or(&rest)
-        )
+    }
+
+    /// The best `n` players, best first (a tie goes to who came first).
+    pub fn top(&self, n: usize) -> Vec<Score> {
+        let mut best: Vec<(&PlayerId, &Player)> = self.players.iter().collect();
+        best.sort_by_key(|(id, p)| (std::cmp::Reverse(p.score), **id));
+        best.into_iter()
+            .take(n)
+            .map(|(&id, p)| Score {
+                id: id as u32,
+                color: p.player_color(),
+                alive: p.alive(),
+                score: p.score.min(u64::from(u32::MAX)) as u32,
+                name: p.name.clone(),
+            })
+            .collect()
     }
 
     fn in_field(&self, (x, y): Cell) -> bool {
@@ -598,17 +619,26 @@ mod tests {
         assert_eq!(parse_command("up"), Some(Command::Turn(Direction::Up)));
         assert_eq!(parse_command("respawn"), Some(Command::Respawn));
         assert_eq!(parse_command("Up"), None);
-        let text = g.state_json();
-        assert!(text.starts_with("{\"tick\":0,"), "{text}");
-        let state: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(state["w"], 40);
-        assert_eq!(state["h"], 30);
-        assert_eq!(state["food"].as_array().unwrap().len(), 3 + 2);
-        let snakes = state["snakes"].as_array().unwrap();
-        assert_eq!(snakes.len(), 2);
-        assert_eq!(snakes[0]["id"], a);
-        assert_eq!(snakes[0]["alive"], true);
-        assert_eq!(snakes[0]["body"].as_array().unwrap().len(), START_LENGTH);
+        let mut grid = Grid::default();
+        g.paint(&mut grid);
+        assert_eq!((grid.width, grid.height), (40, 30));
+        let count = |v: u8| grid.cells.iter().filter(|&&c| c == v).count();
+        assert_eq!(count(view::FOOD), 3 + 2);
+        let me = g.me(a).unwrap();
+        let head = me.head.unwrap();
+        assert_eq!(
+            grid.cells[head.1 as usize * 40 + head.0 as usize],
+            view::HEAD
+        );
+        assert_eq!(
+            count(view::BODY) + count(view::BODY + 1),
+            2 * (START_LENGTH - 1)
+        );
+        let top = g.top(10);
+        assert_eq!(top.len(), 2);
+        assert_eq!((top[0].id as u64, top[0].alive, top[0].score), (a, true, 0));
+        assert_eq!(top[1].name, format!("player {b}"));
+        assert_eq!(g.me(99), None);
     }
 
     #[test]

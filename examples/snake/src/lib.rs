@@ -6,4 +6,5 @@ pub mod client;
 pub mod game;
 pub mod server;
 pub mod stats;
+pub mod view;
 pub mod websocket;

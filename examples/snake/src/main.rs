@@ -33,8 +33,9 @@ struct Args {
     height: u32,
     /// Players at most: those in the game, and those joining. A player the
     /// game drops for not reading frees its place at once. Past it, a new
-    /// player gets 503 "the game is full".
-    #[arg(long = "max-players", default_value_t = 2000,
+    /// player gets 503 "the game is full". Each player is a socket: the
+    /// open-file limit (`ulimit -n`) must allow as many.
+    #[arg(long = "max-players", default_value_t = Options::default().max_players as u32,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     max_players: u32,
     /// The seed of the game's randomness (food, where snakes start).

@@ -5,9 +5,12 @@
 //! Nothing is shared behind a lock. A player's task talks to the game loop
 //! through the runtime's `Queue` (its commands go in the loop's inbox), and
 //! the loop talks back through the player's own `Queue`, its outbox: every
-//! tick it puts the new state there, one encoded frame shared by every
-//! player. A player who stops reading lets its outbox grow; past a cap the
-//! loop drops it, so one slow client costs the others nothing.
+//! tick it puts there that player's frame, its view of the field as the
+//! changes since its last frame (`view.rs`). A player whose last frame is
+//! still in its outbox at the next tick is behind: the waiting frame is
+//! replaced by a full one, so the outbox never grows; behind for too many
+//! ticks in a row, the player is dropped. One slow client costs the others
+//! nothing.
 //!
 //! Told to stop (Ctrl-C, in `main`), the server stops accepting, the game
 //! loop tells every player it is going away (close code 1001) and ends,
@@ -30,7 +33,8 @@ use runtime::{
 
 use crate::game::{self, Command, Game, PlayerId};
 use crate::stats::TickStats;
-use crate::websocket::{self, Decoder, Message, ProtocolError};
+use crate::view::{self, Board, Grid, Viewer};
+use crate::websocket::{self, Decoder, Message, Opcode, ProtocolError};
 
 /// The page, served as it is.
 const INDEX: &str = include_str!("../static/index.html");
@@ -58,6 +62,12 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// spare ones) is cut off.
 const GRACE: Duration = Duration::from_secs(3);
 
+/// The kernel's buffer for a player's frames (Linux doubles it), set so
+/// that it does not grow to its default 4 MB: a client that stops reading
+/// is found behind once this much waits (a few hundred ticks of deltas),
+/// and ten thousand players do not hold gigabytes of the kernel's memory.
+const SEND_BUFFER: usize = 16 * 1024;
+
 /// The biggest frame and message a player may send. Commands are a word.
 const MAX_FRAME: usize = 4 * 1024;
 const MAX_MESSAGE: usize = 16 * 1024;
@@ -69,9 +79,11 @@ pub struct Options {
     pub tick: Duration,
     /// Players at most; the next one is turned away.
     pub max_players: usize,
-    /// Ticks a player's outbox may hold before the player is dropped as
-    /// too slow.
-    pub outbox_cap: usize,
+    /// Ticks in a row a player may be behind (its last frame still in its
+    /// outbox) before it is dropped as too slow.
+    pub max_behind: usize,
+    /// The cells a player sees around its snake, across and down.
+    pub view: (usize, usize),
     /// The field and its food.
     pub game: game::Config,
     /// The seed of the game's randomness.
@@ -82,8 +94,9 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             tick: Duration::from_millis(100),
-            max_players: 2_000,
-            outbox_cap: 32,
+            max_players: 10_000,
+            max_behind: 32,
+            view: (40, 30),
             game: game::Config::default(),
             seed: 1,
         }
@@ -93,8 +106,8 @@ impl Default for Options {
 /// What the game loop sends a player's task.
 #[derive(Clone, Debug)]
 enum Out {
-    /// An encoded frame: the state of one tick, shared by every player.
-    Frame(Rc<[u8]>),
+    /// A WebSocket frame: this player's view of one tick.
+    Frame(Vec<u8>),
     /// Close the connection with this code and reason.
     Close(u16, &'static str),
 }
@@ -110,6 +123,15 @@ enum ToGame {
     Leave(PlayerId),
     /// The server is stopping: close every player, and end the loop.
     Stop,
+}
+
+/// What the game loop keeps for each player: where its frames go, and
+/// what its client has seen.
+struct Seat {
+    outbox: Queue<Out>,
+    viewer: Viewer,
+    /// Ticks in a row this player was behind.
+    behind: usize,
 }
 
 /// The reason in the close frame every player gets when the server stops.
@@ -227,7 +249,8 @@ impl Server {
     /// players it closed when it stopped.
     async fn game_loop(self: Rc<Self>) -> usize {
         let mut game = Game::new(self.options.game.clone(), self.options.seed);
-        let mut outboxes: HashMap<PlayerId, Queue<Out>> = HashMap::new();
+        let mut seats: HashMap<PlayerId, Seat> = HashMap::new();
+        let (mut grid, mut board) = (Grid::default(), Board::default());
         let mut deadline = runtime::now() + self.options.tick;
         loop {
             // A late tick still waits a moment (TURN), so that the event
@@ -237,16 +260,17 @@ impl Server {
             // outbox and drop every player as too slow.
             sleep_until(deadline.max(runtime::now() + TURN)).await;
             let started = runtime::now();
-            if self.take_inbox(&mut game, &mut outboxes).is_break() {
-                return close_all(outboxes);
+            if self.take_inbox(&mut game, &mut seats).is_break() {
+                return close_all(seats);
             }
             game.tick();
-            let frame: Rc<[u8]> = websocket::text_frame(&game.state_json()).into();
-            self.broadcast(&frame, &mut game, &mut outboxes);
+            game.paint(&mut grid);
+            board.update(&game.top(view::BOARD_SIZE));
+            let sent = self.broadcast(&grid, &board, &mut game, &mut seats);
             let cost = runtime::now().saturating_duration_since(started);
             self.stats
                 .borrow_mut()
-                .record(started, cost, frame.len(), outboxes.len());
+                .record(started, cost, sent, seats.len());
             deadline += self.options.tick;
             // A late tick is made up by shorter sleeps after it: the rate
             // holds on average. Hopelessly late (the machine was suspended,
@@ -266,57 +290,81 @@ impl Server {
 
     /// Applies what the players sent since the last tick; breaks at a
     /// stop.
-    fn take_inbox(
-        &self,
-        game: &mut Game,
-        outboxes: &mut HashMap<PlayerId, Queue<Out>>,
-    ) -> ControlFlow<()> {
+    fn take_inbox(&self, game: &mut Game, seats: &mut HashMap<PlayerId, Seat>) -> ControlFlow<()> {
         while let Some(message) = self.inbox.get_nowait() {
             match message {
                 ToGame::Join { name, outbox, id } => {
                     let player = game.join(&name);
-                    outboxes.insert(player, outbox);
+                    let (width, height) = self.options.view;
+                    let viewer = Viewer::new(width, height);
+                    seats.insert(
+                        player,
+                        Seat {
+                            outbox,
+                            viewer,
+                            behind: 0,
+                        },
+                    );
                     self.joining.set(self.joining.get().saturating_sub(1));
                     id.send(player);
                 }
                 ToGame::Command(player, command) => game.command(player, command),
                 ToGame::Leave(player) => {
                     game.leave(player);
-                    outboxes.remove(&player);
+                    seats.remove(&player);
                 }
                 ToGame::Stop => return ControlFlow::Break(()),
             }
         }
-        self.playing.set(outboxes.len());
+        self.playing.set(seats.len());
         ControlFlow::Continue(())
     }
 
     // ANCHOR: broadcast
-    /// Puts this tick's frame in every outbox. One that holds
-    /// `outbox_cap` frames already belongs to a client that stopped
-    /// reading: it is emptied, told to close, and its player leaves the
-    /// game. Nobody waits for anybody.
+    /// Puts each player's frame for this tick in its outbox: the changes
+    /// in its view since its last frame. A player whose last frame is
+    /// still there is behind: that frame is dropped and this one is full,
+    /// so the client catches up in one frame and the outbox never holds
+    /// more than one. Behind for `max_behind` ticks in a row, the client
+    /// has stopped reading: it is told to close, and its player leaves the
+    /// game. Nobody waits for anybody. Returns the bytes of the frames.
     fn broadcast(
         &self,
-        frame: &Rc<[u8]>,
+        grid: &Grid,
+        board: &Board,
         game: &mut Game,
-        outboxes: &mut HashMap<PlayerId, Queue<Out>>,
-    ) {
-        outboxes.retain(|&player, outbox| {
-            if outbox.qsize() < self.options.outbox_cap {
-                outbox.put_nowait(Out::Frame(Rc::clone(frame)));
-                return true;
+        seats: &mut HashMap<PlayerId, Seat>,
+    ) -> usize {
+        let (tick, players) = (game.tick_number(), seats.len());
+        let mut sent = 0;
+        seats.retain(|&player, seat| {
+            if seat.outbox.get_nowait().is_some() {
+                seat.behind += 1;
+                seat.viewer.reset();
+            } else {
+                seat.behind = 0;
             }
-            log::info!("player {player}: dropped, {} ticks behind", outbox.qsize());
-            while outbox.get_nowait().is_some() {}
-            outbox.put_nowait(Out::Close(
-                websocket::CLOSE_POLICY,
-                "too slow: stopped reading",
-            ));
-            game.leave(player);
-            false
+            let me = match game.me(player) {
+                Some(me) if seat.behind < self.options.max_behind => me,
+                _ => {
+                    log::info!("player {player}: dropped, {} ticks behind", seat.behind);
+                    seat.outbox.put_nowait(Out::Close(
+                        websocket::CLOSE_POLICY,
+                        "too slow: stopped reading",
+                    ));
+                    game.leave(player);
+                    return false;
+                }
+            };
+            let payload = seat.viewer.frame(grid, tick, me, players, board);
+            let mut frame = Vec::with_capacity(payload.len() + 4);
+            websocket::encode_frame(Opcode::Binary, &payload, &mut frame);
+            sent += payload.len();
+            seat.outbox.put_nowait(Out::Frame(frame));
+            true
         });
-        self.playing.set(outboxes.len());
+        self.playing.set(seats.len());
+        sent
     }
     // ANCHOR_END: broadcast
 
@@ -391,6 +439,9 @@ impl Server {
             let _ = write(&mut stream, &bye).await;
             return;
         }
+        if let Err(e) = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER) {
+            log::debug!("{peer}: cannot size the send buffer: {e}");
+        }
         // From here to the Join, nothing waits: the Join is in the inbox
         // before any stop can be.
         self.joining.set(self.joining.get() + 1);
@@ -404,7 +455,15 @@ impl Server {
         let ended = match id_rx.await {
             Ok(player) => {
                 log::info!("{peer}: player {player} joined");
-                let hello = websocket::text_frame(&format!("{{\"you\":{player}}}"));
+                // The view's size, as the frames will have it: cut to the field.
+                let (width, height) = self.options.view;
+                let (width, height) = (
+                    width.min(255).min(self.options.game.width),
+                    height.min(255).min(self.options.game.height),
+                );
+                let hello = websocket::text_frame(&format!(
+                    "{{\"you\":{player},\"view\":[{width},{height}]}}"
+                ));
                 let ended = play(&mut stream, player, &self.inbox, &outbox, early, hello).await;
                 self.inbox.put_nowait(ToGame::Leave(player));
                 ended
@@ -416,14 +475,15 @@ impl Server {
 }
 
 /// Tells every player the server is going away; returns how many there
-/// were. The states still in an outbox are dropped: a game that has ended
-/// has nothing worth sending, and a player far behind learns at once.
-fn close_all(outboxes: HashMap<PlayerId, Queue<Out>>) -> usize {
-    for outbox in outboxes.values() {
-        while outbox.get_nowait().is_some() {}
-        outbox.put_nowait(Out::Close(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN));
+/// were. A frame still in an outbox is dropped: a game that has ended has
+/// nothing worth sending, and a player behind learns at once.
+fn close_all(seats: HashMap<PlayerId, Seat>) -> usize {
+    for seat in seats.values() {
+        while seat.outbox.get_nowait().is_some() {}
+        seat.outbox
+            .put_nowait(Out::Close(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN));
     }
-    outboxes.len()
+    seats.len()
 }
 
 /// Starts a server on a free port of 127.0.0.1, in a thread of its own

@@ -19,15 +19,19 @@ pub struct TickStats {
     intervals: VecDeque<Duration>,
     /// The last [`KEPT`] ticks' own time: the game and the broadcast.
     costs: VecDeque<Duration>,
-    /// The last tick's frame, in bytes.
-    pub frame_bytes: usize,
+    /// Bytes of every frame sent so far (the payloads: a frame's
+    /// WebSocket header adds 2 to 4).
+    pub bytes_sent: u64,
+    /// Frames sent so far: one a player a tick.
+    pub frames_sent: u64,
     /// Players at the last tick.
     pub players: usize,
 }
 
 impl TickStats {
-    /// Records a tick that started at `started` and took `cost`.
-    pub fn record(&mut self, started: Instant, cost: Duration, frame_bytes: usize, players: usize) {
+    /// Records a tick that started at `started`, took `cost`, and sent
+    /// `players` frames of `bytes` in all.
+    pub fn record(&mut self, started: Instant, cost: Duration, bytes: usize, players: usize) {
         if let Some(last) = self.last {
             push_bounded(&mut self.intervals, started.saturating_duration_since(last));
         }
@@ -35,7 +39,8 @@ impl TickStats {
         self.first.get_or_insert(started);
         self.last = Some(started);
         self.ticks += 1;
-        self.frame_bytes = frame_bytes;
+        self.bytes_sent += bytes as u64;
+        self.frames_sent += players as u64;
         self.players = players;
     }
 
@@ -73,7 +78,8 @@ impl TickStats {
             "rate": (self.rate() * 1000.0).round() / 1000.0,
             "interval_ms": {"p50": ms(self.interval(50.0)), "p99": ms(self.interval(99.0)), "max": ms(self.interval(100.0))},
             "tick_cost_ms": {"p50": ms(self.cost(50.0)), "p99": ms(self.cost(99.0)), "max": ms(self.cost(100.0))},
-            "frame_bytes": self.frame_bytes,
+            "bytes_sent": self.bytes_sent,
+            "frames_sent": self.frames_sent,
             "players": self.players,
             "connected": connected,
         })
@@ -127,5 +133,6 @@ mod tests {
         assert_eq!(stats.interval(100.0), Duration::from_millis(150));
         assert_eq!(stats.interval(0.0), Duration::from_millis(50));
         assert_eq!(stats.cost(100.0), Duration::from_millis(6));
+        assert_eq!((stats.bytes_sent, stats.frames_sent), (70, 7));
     }
 }

@@ -53,16 +53,14 @@ def wait_for(expression, what, seconds=20):
 
 
 call("Page.navigate", url=page_url)
-wait_for("window.lastGame && window.lastGame.snakes.some(s => s.alive)", "the first state")
-
-# The canvas shows the field at the size the state asks for, and our snake:
-# count the pixels of its colour on the canvas.
-me_alive = """(() => {
-  const g = window.lastGame, c = document.getElementById('field');
-  const s = g.snakes.find(s => s.name === 'browser');
-  return s && s.alive && c.width > 0 && c.width % g.w === 0 && c.height % g.h === 0;
-})()"""
-wait_for(me_alive, "our snake, alive, on a canvas the size of the field")
+first = wait_for("window.lastScreen && window.lastScreen.head && window.lastScreen.tick", "the first frame")
+# Several ticks later (deltas applied on top of the first, full frame), the
+# canvas shows the view at the size the frames ask for, with our snake.
+me_alive = f"""(() => {{
+  const s = window.lastScreen, c = document.getElementById('field');
+  return s.tick >= {first} + 5 && s.head && c.width > 0 && c.width % s.w === 0 && c.height % s.h === 0;
+}})()"""
+wait_for(me_alive, "our snake, alive, five ticks on, on a canvas the size of the view")
 drawn = evaluate("""(() => {
   const c = document.getElementById('field'), ctx = c.getContext('2d');
   const d = ctx.getImageData(0, 0, c.width, c.height).data;
@@ -72,21 +70,27 @@ drawn = evaluate("""(() => {
 })()""")
 if not drawn:
     raise SystemExit("nothing is drawn on the canvas")
-
-# Our snake's heading, from its head and neck; then a key press at a right
-# angle to it, sent as a real keyboard event.
-heading = evaluate("""(() => {
-  const s = window.lastGame.snakes.find(s => s.name === 'browser');
-  return [s.body[0][0] - s.body[1][0], s.body[0][1] - s.body[1][1], window.lastGame.tick];
+# Our head is drawn where the frame says, as a head of some color.
+head_cell = evaluate("""(() => {
+  const s = window.lastScreen;
+  return s.cells[(s.head[1] - s.y) * s.w + (s.head[0] - s.x)];
 })()""")
-dx, dy, tick = heading
+if not 12 <= head_cell < 22:
+    raise SystemExit(f"the cell under our head holds {head_cell}, not a head")
+
+# Our heading, from the last two ticks' heads; then a key press at a right
+# angle to it, sent as a real keyboard event.
+step = """(() => {
+  const h = window.heads, [t1, a] = h[h.length - 2], [t2, b] = h[h.length - 1];
+  return a && b && t2 === t1 + 1 ? [b[0] - a[0], b[1] - a[1], t2] : null;
+})()"""
+dx, dy, tick = wait_for(step, "two ticks in a row with our snake alive")
 key, code, want = ("ArrowUp", 38, [0, -1]) if dy == 0 else ("ArrowLeft", 37, [-1, 0])
 for kind in ("keyDown", "keyUp"):
     call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=code)
 turned = f"""(() => {{
-  const s = window.lastGame.snakes.find(s => s.name === 'browser');
-  if (!s || !s.alive || window.lastGame.tick <= {tick}) return false;
-  return s.body[0][0] - s.body[1][0] === {want[0]} && s.body[0][1] - s.body[1][1] === {want[1]};
+  const s = {step};
+  return s && s[2] > {tick} && s[0] === {want[0]} && s[1] === {want[1]};
 }})()"""
 wait_for(turned, f"the snake to turn after {key}")
 print("ok")

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use snake::game;
 use snake::server::{Options, start_in_thread};
+use snake::view::{self, Screen};
 
 /// Fast ticks, so that tests are quick.
 fn options() -> Options {
@@ -42,13 +43,38 @@ fn http_get(addr: SocketAddr, target: &str) -> (u16, String) {
 struct Client {
     stream: TcpStream,
     buf: Vec<u8>,
+    /// What the frames so far have shown.
+    screen: Screen,
 }
 
 const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
 
 impl Client {
     fn open(addr: SocketAddr, name: &str) -> Client {
-        let mut client = Client::raw(addr);
+        Client::open_on(connect(addr), name)
+    }
+
+    /// A client whose socket takes little before the server must wait:
+    /// a receive buffer of 4 KiB, set before it connects (the window it
+    /// offers is fixed at the handshake).
+    fn open_small(addr: SocketAddr, name: &str) -> Client {
+        let socket =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        socket.connect(&addr.into()).unwrap();
+        let stream: TcpStream = socket.into();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        Client::open_on(stream, name)
+    }
+
+    fn open_on(stream: TcpStream, name: &str) -> Client {
+        let mut client = Client {
+            stream,
+            buf: Vec::new(),
+            screen: Screen::default(),
+        };
         client.send_head(&format!(
             "GET /ws?name={name} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
              Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n"
@@ -67,6 +93,7 @@ impl Client {
         Client {
             stream: connect(addr),
             buf: Vec::new(),
+            screen: Screen::default(),
         }
     }
 
@@ -134,37 +161,15 @@ impl Client {
         }
     }
 
-    /// The next game state, skipping other frames.
-    fn state(&mut self) -> serde_json::Value {
+    /// The next tick's frame, applied to what this client has seen:
+    /// returns the screen, and whether the frame was full.
+    fn tick(&mut self) -> (&Screen, bool) {
         loop {
             let (opcode, payload) = self.frame();
-            assert_eq!(opcode, 0x1, "{payload:?}");
-            let v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
-            if v.get("tick").is_some() {
-                return v;
+            if opcode == 0x2 {
+                let full = self.screen.apply(&payload).unwrap();
+                return (&self.screen, full);
             }
-        }
-    }
-
-    /// The next game state's tick and number of snakes, found without
-    /// parsing the whole state. A test build's JSON parser takes tens of
-    /// milliseconds for a field of 20,000 pieces of food; on a busy machine
-    /// it fell behind the ticks, and the server rightly dropped the reader
-    /// as too slow. The tick comes first (`state_json` puts it there) and
-    /// the snakes after the food (the keys are in sorted order); the
-    /// standard library's string search is optimized even in a test build,
-    /// so this reads far faster than the server, however slow, writes.
-    fn tick_and_snakes(&mut self) -> (u64, usize) {
-        loop {
-            let (opcode, payload) = self.frame();
-            assert_eq!(opcode, 0x1, "{payload:?}");
-            let text = std::str::from_utf8(&payload).unwrap();
-            let Some(rest) = text.strip_prefix("{\"tick\":") else {
-                continue;
-            };
-            let tick = rest.split(',').next().unwrap().parse().unwrap();
-            let snakes = &text[text.rfind("\"snakes\":").unwrap()..];
-            return (tick, snakes.matches("\"id\":").count());
         }
     }
 
@@ -212,20 +217,16 @@ fn parse(buf: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
     Some((buf[0] & 0x0f, payload, start + len))
 }
 
-fn my_snake(state: &serde_json::Value, me: u64) -> serde_json::Value {
-    state["snakes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == me)
-        .cloned()
-        .unwrap_or_else(|| panic!("player {me} is not in {state}"))
+fn hello(client: &mut Client) -> u64 {
+    hello_of_size(client, (40, 30))
 }
 
-fn hello(client: &mut Client) -> u64 {
+/// The server's first message: the player's id, and the size of its view.
+fn hello_of_size(client: &mut Client, view: (usize, usize)) -> u64 {
     let (opcode, payload) = client.frame();
     assert_eq!(opcode, 0x1);
     let v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(v["view"], serde_json::json!([view.0, view.1]));
     v["you"].as_u64().unwrap()
 }
 
@@ -258,41 +259,42 @@ fn a_player_joins_sees_every_tick_and_steers() {
     .unwrap();
     let mut alice = Client::open(addr, "alice");
     let me = hello(&mut alice);
-    let first = alice.state();
-    let snake = my_snake(&first, me);
-    assert_eq!(snake["name"], "alice");
-    assert_eq!(snake["body"].as_array().unwrap().len(), 3);
-    // Every tick, in order, one cell at a time.
-    let first_tick = first["tick"].as_u64().unwrap();
-    let mut head = snake["body"][0].clone();
+    // The first frame is full: the view around the new snake, 40 by 30
+    // cells of the 100 by 100 field, and the scoreboard with alice on it.
+    let (first, full) = alice.tick();
+    assert!(full);
+    assert_eq!((first.field, first.size), ((100, 100), (40, 30)));
+    assert_eq!(first.board[0].name, "alice");
+    assert_eq!(u64::from(first.board[0].id), me);
+    let mut head = first.head.expect("alive");
+    let color = first.cell(head).unwrap() - view::HEAD;
+    let body = first
+        .cells
+        .iter()
+        .filter(|&&c| c == view::BODY + color)
+        .count();
+    assert_eq!(body, 2, "a new snake is three cells long");
+    // Every tick, in order, one cell at a time, as deltas.
+    let first_tick = first.tick;
     for tick in first_tick + 1..first_tick + 6 {
-        let state = alice.state();
-        assert_eq!(state["tick"].as_u64().unwrap(), tick);
-        let snake = my_snake(&state, me);
+        let (screen, full) = alice.tick();
+        assert!(!full);
+        assert_eq!(screen.tick, tick);
+        let next = screen
+            .head
+            .expect("the field is big enough to live this long");
+        assert_eq!(screen.cell(next), Some(view::HEAD + color));
         assert_eq!(
-            snake["alive"], true,
-            "the field is big enough to live this long"
+            (next.0 - head.0).abs() + (next.1 - head.1).abs(),
+            1,
+            "{head:?} -> {next:?}"
         );
-        let next = snake["body"][0].clone();
-        let dx = (next[0].as_i64().unwrap() - head[0].as_i64().unwrap()).abs();
-        let dy = (next[1].as_i64().unwrap() - head[1].as_i64().unwrap()).abs();
-        assert_eq!(dx + dy, 1, "{head} -> {next}");
         head = next;
     }
     // A turn at a right angle to its heading shows within a few ticks
     // (it applies at the next one).
-    let head_of = |s: &serde_json::Value, i: usize| {
-        (
-            s["body"][i][0].as_i64().unwrap(),
-            s["body"][i][1].as_i64().unwrap(),
-        )
-    };
-    let before = my_snake(&alice.state(), me);
-    assert_eq!(
-        before["alive"], true,
-        "the field is big enough to live this long"
-    );
-    let (head, neck) = (head_of(&before, 0), head_of(&before, 1));
+    let neck = head;
+    let head = alice.tick().0.head.expect("alive");
     let (command, want) = if head.0 == neck.0 {
         ("left", (-1, 0))
     } else {
@@ -301,12 +303,51 @@ fn a_player_joins_sees_every_tick_and_steers() {
     alice.text(command);
     let mut last = head;
     let turned = (0..5).any(|_| {
-        let now = head_of(&my_snake(&alice.state(), me), 0);
+        let now = alice.tick().0.head.expect("alive");
         let step = (now.0 - last.0, now.1 - last.1);
         last = now;
         step == want
     });
     assert!(turned, "the snake did not turn {command}");
+}
+
+#[test]
+fn a_late_joiner_sees_the_same_field_as_one_who_was_there_from_the_start() {
+    // The default field is the view's size: both see all of it.
+    let addr = start_in_thread(options()).unwrap();
+    let mut early = Client::open(addr, "early");
+    hello(&mut early);
+    for _ in 0..20 {
+        early.tick();
+    }
+    let mut late = Client::open(addr, "late");
+    hello(&mut late);
+    assert!(late.tick().1, "a newcomer's first frame is full");
+    // Twenty ticks on, the early one has built its field from one full
+    // frame and forty deltas, the late one from one and twenty: the same
+    // cells, the same scores.
+    for _ in 0..20 {
+        late.tick();
+    }
+    while early.screen.tick < late.screen.tick {
+        early.tick();
+    }
+    while late.screen.tick < early.screen.tick {
+        late.tick();
+    }
+    let (a, b) = (&early.screen, &late.screen);
+    assert_eq!((a.origin, a.size), ((0, 0), (40, 30)));
+    assert_eq!(
+        (a.tick, a.origin, a.size, a.players),
+        (b.tick, b.origin, b.size, b.players)
+    );
+    assert!(
+        a.cells == b.cells,
+        "the two screens differ at tick {}",
+        a.tick
+    );
+    assert_eq!(a.board, b.board);
+    assert_eq!(a.players, 2);
 }
 
 #[test]
@@ -353,14 +394,20 @@ fn bad_input_closes_that_connection_with_the_right_code_and_the_game_goes_on() {
     watcher.send(0x9, b"are you there", true);
     loop {
         let (opcode, payload) = watcher.frame();
-        if opcode == 0xA {
-            assert_eq!(payload, b"are you there");
-            break;
+        match opcode {
+            0xA => {
+                assert_eq!(payload, b"are you there");
+                break;
+            }
+            0x2 => {
+                watcher.screen.apply(&payload).unwrap();
+            }
+            _ => {}
         }
     }
     // And the watcher kept getting every tick throughout.
-    let a = watcher.state()["tick"].as_u64().unwrap();
-    let b = watcher.state()["tick"].as_u64().unwrap();
+    let a = watcher.tick().0.tick;
+    let b = watcher.tick().0.tick;
     assert_eq!(b, a + 1);
     watcher.send(0x8, &1000u16.to_be_bytes(), true);
     assert_eq!(watcher.close_code(), 1000);
@@ -369,12 +416,15 @@ fn bad_input_closes_that_connection_with_the_right_code_and_the_game_goes_on() {
 
 #[test]
 fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
-    // Big frames (a field with 20,000 pieces of food: 200 KB a tick), so
-    // that the kernel's buffers fill in a few seconds and the outbox cap is
-    // what is left.
+    // A view as big as a frame allows (255 by 255 cells: 65 KB a full
+    // frame), and a sleeper whose socket takes 4 KiB: its first frame is
+    // more than the kernel will hold for it (the server's send buffer is
+    // 32 KiB), the next ticks find it behind, and their frames are full
+    // again.
     let addr = start_in_thread(Options {
         tick: Duration::from_millis(50),
-        outbox_cap: 8,
+        max_behind: 8,
+        view: (255, 255),
         // The reader and the sleeper fill the game.
         max_players: 2,
         game: game::Config {
@@ -386,34 +436,36 @@ fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
     })
     .unwrap();
     let mut reader = Client::open(addr, "reader");
-    hello(&mut reader);
-    let mut sleeper = Client::open(addr, "sleeper");
-    hello(&mut sleeper);
+    hello_of_size(&mut reader, (255, 255));
+    let mut sleeper = Client::open_small(addr, "sleeper");
+    hello_of_size(&mut sleeper, (255, 255));
     // The sleeper reads nothing from now on. The reader reads on, and
-    // sees no gap in the ticks: first to the tick where the sleeper is in
-    // the game (on a busy machine the reader may still hold ticks from
-    // before it joined, which show one snake), then to the tick after it
-    // was dropped.
-    let (mut last, mut players) = reader.tick_and_snakes();
+    // misses no tick: first to the tick where the sleeper is in the game
+    // (the reader may still hold ticks from before it joined), then to
+    // the tick after it was dropped.
+    let mut last = reader.tick().0.tick;
     for (want, why) in [
         (2, "the sleeper never joined"),
         (1, "the sleeper was never dropped"),
     ] {
         for _ in 0..2000 {
-            if players == want {
+            if reader.screen.players == want {
                 break;
             }
-            let tick;
-            (tick, players) = reader.tick_and_snakes();
-            assert_eq!(tick, last + 1);
-            last = tick;
+            let (screen, full) = reader.tick();
+            assert_eq!(
+                (screen.tick, full),
+                (last + 1, false),
+                "the reader fell behind"
+            );
+            last = screen.tick;
         }
-        assert_eq!(players, want, "{why}");
+        assert_eq!(reader.screen.players, want, "{why}");
     }
     // Its place is free at once (issue 42): its connection is still stuck
     // writing to a client that reads nothing, but a newcomer may play.
     let mut newcomer = Client::open(addr, "newcomer");
-    hello(&mut newcomer);
+    hello_of_size(&mut newcomer, (255, 255));
     // Its connection ends with a close frame saying why (1008), after the
     // frames the kernel still held.
     sleeper
@@ -457,7 +509,7 @@ fn ctrl_c_tells_every_player_the_server_is_going_away_and_exits_cleanly() {
     let mut mute = Client::open(addr, "mute");
     for client in [&mut alice, &mut bob, &mut mute] {
         hello(client);
-        client.state();
+        client.tick();
     }
     // A connection that never sends its request.
     let idle = connect(addr);

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use runtime::{TcpStream, run_until_complete, sleep, spawn};
-use snake::client::{Client, tick_of};
+use snake::client::Client;
+use snake::view::tick_of;
 
 /// Bot players against the snake server, on loopback.
 #[derive(Debug, Parser)]
@@ -41,6 +42,9 @@ struct Args {
     #[arg(long, default_value_t = 300)]
     height: u32,
 }
+
+/// Bots connecting at once, at most.
+const CONNECTING: usize = 256;
 
 /// What every bot found, shared by the bot tasks.
 #[derive(Default)]
@@ -113,7 +117,12 @@ async fn run(args: &Args, addr: SocketAddr, pid: u32) -> std::io::Result<bool> {
     let rss_empty = rss_bytes(pid);
     let started = Instant::now();
     let players = args.players as usize;
+    // A few hundred connecting at a time: ten thousand at once overflow
+    // the server's accept queue, and the kernel resets the rest.
     for i in 0..players {
+        while i - bots.connected.get() - bots.failed.borrow().len() >= CONNECTING {
+            sleep(Duration::from_millis(1)).await;
+        }
         spawn(bot(addr, i, Rc::clone(&bots)));
     }
     while bots.connected.get() + bots.failed.borrow().len() < players {
@@ -168,9 +177,14 @@ async fn run(args: &Args, addr: SocketAddr, pid: u32) -> std::io::Result<bool> {
         (cpu1.saturating_sub(cpu0)) as f64 / 1e6 / server_ticks.max(1) as f64,
         players
     );
+    let sent = |v: &serde_json::Value, key: &str| v[key].as_u64().unwrap_or(0);
+    let frames = sent(&stats1, "frames_sent") - sent(&stats0, "frames_sent");
     println!(
-        "frame:                {} bytes per player per tick",
-        stats1["frame_bytes"]
+        "frame:                {:.0} bytes per player per tick (its view's changes; {:.1} KB/s a player)",
+        (sent(&stats1, "bytes_sent") - sent(&stats0, "bytes_sent")) as f64 / frames.max(1) as f64,
+        (sent(&stats1, "bytes_sent") - sent(&stats0, "bytes_sent")) as f64 / frames.max(1) as f64
+            * f64::from(args.rate)
+            / 1e3
     );
     println!(
         "server memory:        {:.1} MB empty, {:.1} MB with the players: {:.1} KB per player",
@@ -204,7 +218,7 @@ async fn bot(addr: SocketAddr, i: usize, bots: Rc<Bots>) {
                 return;
             }
         };
-        let Some(tick) = (opcode == 1).then(|| tick_of(&payload)).flatten() else {
+        let Some(tick) = (opcode == 2).then(|| tick_of(&payload)).flatten() else {
             continue; // the hello, or a control frame
         };
         if let Some(last) = last {
