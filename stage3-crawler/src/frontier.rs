@@ -288,30 +288,7 @@ impl Frontier {
                 let ms = items.next().and_then(|f| f.as_integer()).unwrap_or(1);
                 Ok(Claim::Wait(Duration::from_millis(ms.max(1) as u64)))
             }
-            Some("work") => {
-                let rest: Vec<Frame> = items.collect();
-                let mut leased = Vec::with_capacity(rest.len() / 4);
-                for group in rest.chunks(4) {
-                    let [url, token, host, work] = group else {
-                        return Err(unexpected("claim"));
-                    };
-                    let (Some(url), Some(token), Some(host), Some(work)) = (
-                        url.as_str(),
-                        token.as_integer(),
-                        host.as_str(),
-                        work.as_str(),
-                    ) else {
-                        return Err(unexpected("claim"));
-                    };
-                    leased.push(Leased {
-                        url: url.to_string(),
-                        token: token as u64,
-                        host: host.to_string(),
-                        work: work.to_string(),
-                    });
-                }
-                Ok(Claim::Work(leased))
-            }
+            Some("work") => Ok(Claim::Work(leased_list(&items.collect::<Vec<_>>())?)),
             _ => Err(unexpected("claim")),
         }
     }
@@ -337,13 +314,22 @@ impl Frontier {
             known,
             links: links.to_vec(),
         };
-        let mut done = self.complete_many(std::slice::from_ref(&one)).await?;
+        let (mut done, _) = self.complete_many(std::slice::from_ref(&one), 0).await?;
         done.pop().ok_or_else(|| unexpected("complete"))
     }
 
     /// Completes several leased URLs in one script, each as
     /// [`complete`](Self::complete) would: what each came to, in order.
-    pub async fn complete_many(&self, batch: &[Completion]) -> io::Result<Vec<Completed>> {
+    ///
+    /// Then it claims up to `claim` URLs, as [`claim`](Self::claim) would
+    /// (none if the crawl is over): a busy process gets its next work in
+    /// the call that completes its last, with no script of its own.
+    pub async fn complete_many(
+        &self,
+        batch: &[Completion],
+        claim: usize,
+    ) -> io::Result<(Vec<Completed>, Vec<Leased>)> {
+        let claim = claim.to_string();
         let numbers: Vec<[String; 4]> = batch
             .iter()
             .map(|c| {
@@ -355,7 +341,7 @@ impl Frontier {
                 ]
             })
             .collect();
-        let mut args: Vec<&[u8]> = Vec::new();
+        let mut args: Vec<&[u8]> = vec![claim.as_bytes()];
         for (c, [token, delay, known, links]) in batch.iter().zip(&numbers) {
             args.extend([
                 c.url.as_bytes(),
@@ -368,8 +354,21 @@ impl Frontier {
             push_links(&mut args, &c.links);
         }
         let reply = self.run(&self.complete, &args).await?;
+        let mut replies = items(reply)?;
+        let gone = replies
+            .first()
+            .cloned()
+            .and_then(Frame::into_items)
+            .and_then(|codes| codes.first().and_then(Frame::as_integer));
+        if gone == Some(-2) {
+            return Err(self.gone());
+        }
+        let claimed = match replies.pop() {
+            Some(claimed) if replies.len() == batch.len() => leased_list(&items(claimed)?)?,
+            _ => return Err(unexpected("complete")),
+        };
         let mut done = Vec::with_capacity(batch.len());
-        for item in items(reply)? {
+        for item in replies {
             let codes: Vec<i64> = items(item)?
                 .iter()
                 .map(|f| f.as_integer().ok_or_else(|| unexpected("complete")))
@@ -386,10 +385,7 @@ impl Frontier {
                 _ => return Err(unexpected("complete")),
             });
         }
-        if done.len() != batch.len() {
-            return Err(unexpected("complete"));
-        }
-        Ok(done)
+        Ok((done, claimed))
     }
 
     /// Extends the leases on `held` (URL and token). Returns how many were
@@ -712,6 +708,31 @@ fn number(frame: &Frame) -> u64 {
         .and_then(|s| s.parse().ok())
         .or_else(|| frame.as_integer().map(|n| n.max(0) as u64))
         .unwrap_or(0)
+}
+
+/// Leased URLs as a claim lists them: url, token, host and work for each.
+fn leased_list(frames: &[Frame]) -> io::Result<Vec<Leased>> {
+    let mut leased = Vec::with_capacity(frames.len() / 4);
+    for group in frames.chunks(4) {
+        let [url, token, host, work] = group else {
+            return Err(unexpected("claim"));
+        };
+        let (Some(url), Some(token), Some(host), Some(work)) = (
+            url.as_str(),
+            token.as_integer(),
+            host.as_str(),
+            work.as_str(),
+        ) else {
+            return Err(unexpected("claim"));
+        };
+        leased.push(Leased {
+            url: url.to_string(),
+            token: token as u64,
+            host: host.to_string(),
+            work: work.to_string(),
+        });
+    }
+    Ok(leased)
 }
 
 fn unexpected(what: &str) -> io::Error {

@@ -19,7 +19,9 @@ use runtime::Queue;
 use serde_json::json;
 use url::Url;
 
-use crate::frontier::{Claim, Completed, Completion, Frontier as Redis, Link, MIN_LEASE, Seen};
+use crate::frontier::{
+    Claim, Completed, Completion, Frontier as Redis, Leased, Link, MIN_LEASE, Seen,
+};
 use crate::journal::stat_json;
 use crate::politeness::host_key;
 use crate::reporting::json_skipped;
@@ -172,43 +174,54 @@ impl Shared {
                 Claim::Finished => {
                     // Our own last completions may have ended it: let their
                     // workers keep what they found before they are cancelled.
-                    while !self.held.borrow().is_empty() {
-                        self.freed.get().await;
-                    }
+                    self.idle().await;
                     return Ok(());
                 }
-                Claim::Work(leased) => {
-                    for leased in leased {
-                        // Claimed, so queued, so seen.
-                        self.seen_here.borrow_mut().insert(&leased.url);
-                        let work = self.leased_work(&leased.work, leased.token);
-                        self.held
-                            .borrow_mut()
-                            .insert(leased.url.clone(), leased.token);
-                        match work {
-                            Some(work) => crawl.queue().put_nowait(work),
-                            None => {
-                                self.complete_unreadable(
-                                    crawl,
-                                    &leased.url,
-                                    leased.token,
-                                    &leased.work,
-                                )
-                                .await
-                            }
-                        }
-                    }
-                }
+                Claim::Work(leased) => self.take(crawl, leased).await,
                 Claim::Wait(wait) => {
-                    // Until one of ours is done, another process rings, or
-                    // a host's delay or a lease ends.
-                    let news = self.frontier.wait_for_news(wait.min(MAX_WAIT));
-                    let _ = runtime::select(self.freed.get(), news).await;
+                    // While ours work, their completions claim for them:
+                    // wait until none is left working, or a host's delay
+                    // or a lease ends. Idle, wait for those or for another
+                    // process to ring (our own completions ring too, and
+                    // heeding them would claim again for each).
+                    let wait = wait.min(MAX_WAIT);
+                    if self.held.borrow().is_empty() {
+                        self.frontier.wait_for_news(wait).await;
+                    } else {
+                        let _ = runtime::select(self.idle(), runtime::sleep(wait)).await;
+                    }
                 }
             }
         }
     }
     // ANCHOR_END: feed
+
+    /// Waits until this process holds no URL: none of its workers has a
+    /// completion left to claim for it.
+    async fn idle(&self) {
+        while !self.held.borrow().is_empty() {
+            self.freed.get().await;
+        }
+    }
+
+    /// Hands claimed URLs to this process's workers, holding their leases.
+    async fn take(&self, crawl: &dyn Crawl, leased: Vec<Leased>) {
+        for leased in leased {
+            // Claimed, so queued, so seen.
+            self.seen_here.borrow_mut().insert(&leased.url);
+            let work = self.leased_work(&leased.work, leased.token);
+            self.held
+                .borrow_mut()
+                .insert(leased.url.clone(), leased.token);
+            match work {
+                Some(work) => crawl.queue().put_nowait(work),
+                None => {
+                    self.complete_unreadable(crawl, &leased.url, leased.token, &leased.work)
+                        .await
+                }
+            }
+        }
+    }
 
     /// The work a claim returned, as the frontier's JSON holds it; `None`
     /// if it cannot be read.
@@ -257,8 +270,10 @@ impl Shared {
     /// every completion waiting (up to [`MAX_BATCH`]) and runs one script
     /// for them all, since a script's own cost in Redis is more than the
     /// commands it runs. While one batch is out, the next gathers, so the
-    /// busier the process, the bigger the batches.
-    async fn complete_batches(&self) -> std::convert::Infallible {
+    /// busier the process, the bigger the batches. The same script claims
+    /// work for the workers the batch frees, so a busy process makes one
+    /// script call per batch, not two.
+    async fn complete_batches(&self, crawl: &dyn Crawl) -> std::convert::Infallible {
         loop {
             let first = self.completions.get().await;
             let mut batch = vec![first];
@@ -272,8 +287,13 @@ impl Shared {
             for _ in &answers {
                 let _ = self.completions.task_done();
             }
-            match self.frontier.complete_many(&completions).await {
-                Ok(done) => {
+            // Every worker that is not holding a URL once this batch is
+            // done (the batch's own are still held until then).
+            let held = self.held.borrow().len().saturating_sub(completions.len());
+            let wanted = crawl.max_tasks().saturating_sub(held);
+            match self.frontier.complete_many(&completions, wanted).await {
+                Ok((done, claimed)) => {
+                    self.take(crawl, claimed).await;
                     for (answer, done) in answers.into_iter().zip(done) {
                         answer.send(Ok(done));
                     }
@@ -523,7 +543,7 @@ impl Frontier for Shared {
         Box::pin(async move {
             // The renewer and the completer run as long as the feeder:
             // neither ends the other but by ending.
-            let beside = runtime::select(self.renew_leases(crawl), self.complete_batches());
+            let beside = runtime::select(self.renew_leases(crawl), self.complete_batches(crawl));
             match runtime::select(self.feed(crawl), beside).await {
                 runtime::Either::Left(Ok(())) => Outcome::Completed,
                 runtime::Either::Left(Err(e)) => {

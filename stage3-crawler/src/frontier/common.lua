@@ -78,6 +78,71 @@ local function wake(host, now)
 end
 -- ANCHOR_END: cap
 
+-- ANCHOR: take_ready
+-- The URLs whose lease ran out (a process died, or stalled) go back to the
+-- head of their host's line.
+local function requeue_expired(now)
+  local expired = redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)
+  for _, url in ipairs(expired) do
+    local held = redis.call('HGET', P .. 'held', url)
+    redis.call('ZREM', P .. 'leases', url)
+    redis.call('HDEL', P .. 'held', url)
+    if held then
+      local _, host, work = held_parts(held)
+      redis.call('LPUSH', P .. 'q:' .. host, work)
+      redis.call('HINCRBY', P .. 'busy', host, -1)
+      redis.call('INCR', P .. 'expired')
+      wake(host, now)
+    end
+  end
+end
+
+-- Leases up to `wanted` URLs, each from a host that is ready (a free slot,
+-- its delay over), appending url, token, host and work for each to `out`.
+local function take_ready(wanted, now, out)
+  local lease = meta('lease')
+  while wanted > 0 do
+    local first = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, 1)
+    if #first == 0 then break end
+    local host = first[1]
+    local work = redis.call('LPOP', P .. 'q:' .. host)
+    -- Our own processes wrote the work; anything else there (no URL in it)
+    -- is set aside, counted, and no longer pending, rather than failing
+    -- this script after the LPOP, which Redis would not undo.
+    local ok, decoded = pcall(cjson.decode, work or '')
+    local url = ok and type(decoded) == 'table' and decoded.url
+    if work and type(url) ~= 'string' then
+      redis.call('RPUSH', P .. 'unreadable', work)
+      redis.call('DECR', P .. 'pending')
+      work = nil
+    end
+    if work then
+      local token = redis.call('INCR', P .. 'tokens')
+      local busy = redis.call('HINCRBY', P .. 'busy', host, 1)
+      redis.call('HSET', P .. 'held', url, token .. '\n' .. host .. '\n' .. work)
+      redis.call('ZADD', P .. 'leases', now + lease, url)
+      table.insert(out, url)
+      table.insert(out, token)
+      table.insert(out, host)
+      table.insert(out, work)
+      wanted = wanted - 1
+      -- What `wake` would do, knowing more: the host stays ready (its
+      -- delay, which only `complete` moves, is over already) unless that
+      -- was its last free slot or its last URL, and goes to the back of
+      -- the ready hosts, so that claims take turns among hosts.
+      if busy >= cap(host) or redis.call('LLEN', P .. 'q:' .. host) == 0 then
+        redis.call('ZREM', P .. 'ready', host)
+      else
+        redis.call('ZADD', P .. 'ready', now, host)
+      end
+    else
+      wake(host, now)
+    end
+  end
+  return out
+end
+-- ANCHOR_END: take_ready
+
 -- ANCHOR: see
 -- The crawler's `see`, for every process at once. ARGV from `first` to
 -- `last` holds a group of nine per URL: the URL; its host; the work to queue;
