@@ -382,8 +382,16 @@ pub struct Screen {
 }
 
 impl Screen {
-    /// Applies one frame; returns whether it was full.
+    /// Applies one frame; returns whether it was full. A frame that does
+    /// not follow the format changes nothing.
     pub fn apply(&mut self, frame: &[u8]) -> Result<bool, FrameError> {
+        let mut next = self.clone();
+        let full = next.apply_to(frame)?;
+        *self = next;
+        Ok(full)
+    }
+
+    fn apply_to(&mut self, frame: &[u8]) -> Result<bool, FrameError> {
         let mut r = Reader(frame);
         let kind = r.u8()?;
         if kind != FULL && kind != DELTA {
