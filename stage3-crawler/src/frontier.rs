@@ -354,19 +354,11 @@ impl Frontier {
             push_links(&mut args, &c.links);
         }
         let reply = self.run(&self.complete, &args).await?;
-        let mut replies = items(reply)?;
-        let gone = replies
-            .first()
-            .cloned()
-            .and_then(Frame::into_items)
-            .and_then(|codes| codes.first().and_then(Frame::as_integer));
-        if gone == Some(-2) {
-            return Err(self.gone());
-        }
-        let claimed = match replies.pop() {
-            Some(claimed) if replies.len() == batch.len() => leased_list(&items(claimed)?)?,
-            _ => return Err(unexpected("complete")),
-        };
+        // The URLs claimed first, then what each completion came to.
+        let mut replies = items(reply)?.into_iter();
+        let claimed = leased_list(&items(
+            replies.next().ok_or_else(|| unexpected("complete"))?,
+        )?)?;
         let mut done = Vec::with_capacity(batch.len());
         for item in replies {
             let codes: Vec<i64> = items(item)?
@@ -384,6 +376,9 @@ impl Frontier {
                 },
                 _ => return Err(unexpected("complete")),
             });
+        }
+        if done.len() != batch.len() {
+            return Err(unexpected("complete"));
         }
         Ok((done, claimed))
     }

@@ -336,7 +336,7 @@ impl Server {
         seats: &mut HashMap<PlayerId, Seat>,
     ) -> usize {
         let (tick, players) = (game.tick_number(), seats.len());
-        let mut sent = 0;
+        let (mut sent, mut payload) = (0, Vec::new());
         seats.retain(|&player, seat| {
             if seat.outbox.get_nowait().is_some() {
                 seat.behind += 1;
@@ -356,7 +356,9 @@ impl Server {
                     return false;
                 }
             };
-            let payload = seat.viewer.frame(grid, tick, me, players, board);
+            payload.clear();
+            seat.viewer
+                .frame(grid, tick, me, players, board, &mut payload);
             let mut frame = Vec::with_capacity(payload.len() + 4);
             websocket::encode_frame(Opcode::Binary, &payload, &mut frame);
             sent += payload.len();

@@ -204,9 +204,9 @@ impl Viewer {
         self.cells.clear();
     }
 
-    /// This tick's frame for this player (a WebSocket payload): full if
-    /// the client has nothing yet, else the changes. Moves the view to
-    /// follow the player's head first.
+    /// Appends this tick's frame for this player (a WebSocket payload) to
+    /// `out`: full if the client has nothing yet, else the changes. Moves
+    /// the view to follow the player's head first.
     pub fn frame(
         &mut self,
         grid: &Grid,
@@ -214,13 +214,14 @@ impl Viewer {
         me: Me,
         players: usize,
         board: &Board,
-    ) -> Vec<u8> {
+        out: &mut Vec<u8>,
+    ) {
         let (width, height) = (self.width.min(grid.width), self.height.min(grid.height));
         let full = self.cells.is_empty() || (width, height) != (self.width, self.height);
         let (old_x, old_y) = (self.x, self.y);
         self.follow(me.head, grid, width, height, full);
         let send_board = full || self.board_version != board.version;
-        let mut out = Vec::with_capacity(HEADER + if full { width * height } else { 64 });
+        out.reserve(HEADER + if full { width * height } else { 64 });
         out.push(if full { FULL } else { DELTA });
         out.extend_from_slice(&(tick as u32).to_be_bytes());
         for n in [grid.width, grid.height, self.x, self.y] {
@@ -257,9 +258,8 @@ impl Viewer {
                 self.x as isize - old_x as isize,
                 self.y as isize - old_y as isize,
             );
-            self.changes(grid, &mut out);
+            self.changes(grid, out);
         }
-        out
     }
 
     /// Appends the cells that differ from what the client has (which now
@@ -493,6 +493,20 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
+    /// `viewer`'s frame, on its own.
+    fn frame_of(
+        viewer: &mut Viewer,
+        g: &Grid,
+        tick: u64,
+        me: Me,
+        players: usize,
+        b: &Board,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        viewer.frame(g, tick, me, players, b, &mut out);
+        out
+    }
+
     /// A field with a few things on it, changed by `step`.
     fn grid(step: i32) -> Grid {
         let mut g = Grid::new(100, 80);
@@ -535,7 +549,7 @@ mod tests {
                 head: Some((10 + step, 10)),
                 score: 1,
             };
-            let frame = viewer.frame(&g, step as u64, me, 2, &b);
+            let frame = frame_of(&mut viewer, &g, step as u64, me, 2, &b);
             assert_eq!(screen.apply(&frame), Ok(step == 0), "step {step}");
             // The screen holds exactly the field's cells under the view.
             let (x0, y0) = screen.origin;
@@ -574,7 +588,8 @@ mod tests {
         let b = board(5);
         let mut screen = Screen::default();
         screen
-            .apply(&viewer.frame(
+            .apply(&frame_of(
+                &mut viewer,
                 &g,
                 1,
                 Me {
@@ -588,7 +603,8 @@ mod tests {
         assert_eq!((screen.origin, screen.size), ((0, 50), (40, 30)));
         assert_eq!(screen.board[0].name, "ünïcode name");
         assert_eq!(screen.head, Some((0, 79)));
-        let delta = viewer.frame(
+        let delta = frame_of(
+            &mut viewer,
             &g,
             2,
             Me {
@@ -608,16 +624,23 @@ mod tests {
         // A field smaller than the view is seen whole.
         let mut small = Viewer::new(40, 30);
         let mut s = Screen::default();
-        s.apply(&small.frame(&Grid::new(20, 10), 1, Me::default(), 0, &b))
-            .unwrap();
+        s.apply(&frame_of(
+            &mut small,
+            &Grid::new(20, 10),
+            1,
+            Me::default(),
+            0,
+            &b,
+        ))
+        .unwrap();
         assert_eq!((s.origin, s.size, s.cells.len()), ((0, 0), (20, 10), 200));
     }
 
     #[test]
     fn a_bad_frame_is_an_error_not_a_panic() {
         let mut viewer = Viewer::new(40, 30);
-        let full = viewer.frame(&grid(0), 1, Me::default(), 1, &board(0));
-        let delta = viewer.frame(&grid(1), 2, Me::default(), 1, &board(0));
+        let full = frame_of(&mut viewer, &grid(0), 1, Me::default(), 1, &board(0));
+        let delta = frame_of(&mut viewer, &grid(1), 2, Me::default(), 1, &board(0));
         assert_eq!(
             Screen::default().apply(&delta),
             Err(FrameError("a delta before any full frame"))

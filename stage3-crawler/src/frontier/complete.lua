@@ -1,24 +1,23 @@
 -- ANCHOR: complete
 -- Completes leased URLs, as many as the process finished since its last
 -- call: one script for them all, since a script's own cost in Redis is
--- more than the commands it runs; and then claims up to ARGV[1] URLs for
--- the workers this frees, as claim.lua would, so that a busy process needs
--- no script call of its own to get more work. Then ARGV holds, for each
--- URL: the URL, the
--- lease's token, the host's delay in ms as this process learned it (''
--- if it did not), the URL's record for the report, how many of the page's
--- links the process kept to itself because it knows they are seen (they
--- count in num_urls, never in num_new_urls), how many links follow, and
--- those links in `see`'s groups of nine. Each URL all at once, or not at
--- all: a crash between recording the page and queueing its links would
--- lose the links; between queueing them and releasing the lease would
--- count the page twice. Returns {{-2}, {}} if the crawl is gone from Redis;
--- else, for each URL in order, {-1} if the lease is no longer ours (it
--- ran out, and the URL went back to the queue), {-3} if its record is not
--- JSON, or the page's num_urls and num_new_urls, then `see`'s codes; and
--- last, the URLs claimed, as claim.lua's 'work' lists them (with no
--- 'work' in front).
-if not crawl_exists() then return {{-2}, {}} end
+-- more than the commands it runs; then claims up to ARGV[1] URLs for the
+-- workers this frees, as claim.lua would, so that a busy process needs no
+-- script call of its own to get more work. The rest of ARGV holds, for
+-- each URL: the URL, the lease's token, the host's delay in ms as this
+-- process learned it ('' if it did not), the URL's record for the report,
+-- how many of the page's links the process kept to itself because it
+-- knows they are seen (they count in num_urls, never in num_new_urls), how
+-- many links follow, and those links in `see`'s groups of nine. Each URL
+-- all at once, or not at all: a crash between recording the page and
+-- queueing its links would lose the links; between queueing them and
+-- releasing the lease would count the page twice. Returns first the URLs
+-- claimed, as claim.lua's 'work' lists them (without the 'work'); then
+-- {-2} if the crawl is gone from Redis, else, for each URL in order, {-1}
+-- if the lease is no longer ours (it ran out, and the URL went back to the
+-- queue), {-3} if its record is not JSON, or the page's num_urls and
+-- num_new_urls, then `see`'s codes.
+if not crawl_exists() then return {{}, {-2}} end
 -- Everything that can fail, before the first write: Redis does not undo a
 -- script's writes when it fails halfway.
 local batch, i, wanted = {}, 2, tonumber(ARGV[1]) or 0
@@ -85,6 +84,6 @@ if wanted > 0 and pending > 0 then
   requeue_expired(now)
   take_ready(wanted, now, claimed)
 end
-table.insert(results, claimed)
+table.insert(results, 1, claimed)
 return results
 -- ANCHOR_END: complete
