@@ -1,5 +1,6 @@
 //! A real `redis-server` for tests: started on a free port of 127.0.0.1 in
-//! a temporary directory, stopped (and the directory removed) on drop.
+//! a temporary directory, stopped (and the directory removed) on drop; and
+//! a real Redis Cluster of such servers ([`RedisCluster`]).
 //!
 //! Behind the `test-server` feature, for this crate's tests and for every
 //! crate that tests against Redis (`[dev-dependencies] redis-client = {
@@ -24,6 +25,8 @@ pub struct RedisServer {
     port: u16,
     dir: PathBuf,
     appendonly: bool,
+    /// Extra arguments for `redis-server` (cluster mode).
+    extra: Vec<String>,
 }
 
 impl RedisServer {
@@ -35,6 +38,10 @@ impl RedisServer {
     /// Starts a server that keeps its data across [`restart`](Self::restart)
     /// when `appendonly` is true.
     pub fn start_with(appendonly: bool) -> RedisServer {
+        RedisServer::start_args(appendonly, Vec::new())
+    }
+
+    fn start_args(appendonly: bool, extra: Vec<String>) -> RedisServer {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "redis-test-{}-{}",
@@ -48,6 +55,7 @@ impl RedisServer {
             port: free_port(),
             dir,
             appendonly,
+            extra,
         };
         server.launch();
         server
@@ -60,6 +68,7 @@ impl RedisServer {
             .arg("--dir")
             .arg(&self.dir)
             .args(["--save", "", "--appendonly", appendonly])
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -152,4 +161,94 @@ fn ping(addr: SocketAddr) -> bool {
     stream.write_all(b"PING\r\n").is_ok()
         && stream.read_exact(&mut reply).is_ok()
         && &reply == b"+PONG\r\n"
+}
+
+/// A Redis Cluster of `redis-server`s on 127.0.0.1, each a master with no
+/// replica, its slots given out by `redis-cli --cluster create`; stopped on
+/// drop.
+pub struct RedisCluster {
+    nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts `masters` servers in cluster mode, joins them into one
+    /// cluster, and waits until every node says the cluster is ok.
+    pub fn start(masters: usize) -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..masters)
+            .map(|_| {
+                let extra = [
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                ];
+                RedisServer::start_args(false, extra.iter().map(|s| s.to_string()).collect())
+            })
+            .collect();
+        let mut create = Command::new("redis-cli");
+        create.args(["--cluster", "create"]);
+        create.args(nodes.iter().map(|n| n.addr().to_string()));
+        create.args(["--cluster-replicas", "0", "--cluster-yes"]);
+        let out = create
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run redis-cli ({e}): install redis-tools"));
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let deadline = Instant::now() + STARTUP;
+        for node in &nodes {
+            while !cluster_ok(node.addr()) {
+                assert!(
+                    Instant::now() < deadline,
+                    "the cluster on {} is not ok within {STARTUP:?}",
+                    node.addr()
+                );
+                std::thread::sleep(Duration::from_millis(20)); // polling, with a deadline
+            }
+        }
+        RedisCluster { nodes }
+    }
+
+    /// Its servers.
+    pub fn nodes(&mut self) -> &mut [RedisServer] {
+        &mut self.nodes
+    }
+
+    /// `redis://127.0.0.1:PORT/name` for its first node: any node will do.
+    pub fn url(&self, name: &str) -> RedisUrl {
+        self.nodes[0].url(name)
+    }
+}
+
+/// Whether the node at `addr` answers `CLUSTER INFO` with
+/// `cluster_state:ok`.
+fn cluster_ok(addr: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    if stream.write_all(b"CLUSTER INFO\r\n").is_err() {
+        return false;
+    }
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // A bulk string: read until its end, or the first line that says ok.
+    while let Ok(n) = stream.read(&mut chunk) {
+        if n == 0 {
+            break;
+        }
+        reply.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&reply);
+        if text.contains("cluster_state:ok") {
+            return true;
+        }
+        if text.contains("cluster_state:fail") {
+            return false;
+        }
+    }
+    false
 }
