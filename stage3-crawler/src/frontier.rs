@@ -4,14 +4,26 @@
 //!
 //! Every step that reads and changes more than one key is a Lua script
 //! (`frontier/*.lua`), which Redis runs atomically: no other process's
-//! command runs in the middle of one. The keys, all under
-//! `stage3:{NAME}:`, are:
+//! command runs in the middle of one. On one Redis the keys are all under
+//! `stage3:{NAME}:`. On a Redis Cluster the crawl has one *shard* per
+//! master: the first under `stage3:{NAME}:`, each other under
+//! `stage3:{NAME/N}:`, with an `N` chosen so that its hash tag lands on
+//! that master. Each host's keys live on one shard (`hosts`, on the first,
+//! says which), so a script that works on a host's line, slots and seen
+//! URLs touches one slot, as a cluster requires. A shard's keys are:
 //!
 //! - `meta`: the crawl's identity (roots and rules) and the numbers the
 //!   scripts need (`per_host`, `max_pages`, `robots`, `delay`, `lease`);
-//! - `seen`: every URL seen, queued or skipped (the global dedup set);
-//! - `queued`: how many URLs were queued, for `--max-pages`;
-//! - `pending`: URLs queued and not yet completed (the join's count);
+//!   on the first shard, also the other shards (`shards`), whether the
+//!   roots are queued (`ready`), and when the crawl was created and found
+//!   finished;
+//! - `hosts`: on the first shard, each host's shard;
+//! - `seen`: every URL seen, queued or skipped, with what the first page
+//!   that offered it was told (the global dedup set);
+//! - `queued`: how many URLs were queued, for `--max-pages` (a crawl with
+//!   `--max-pages` keeps to one shard: the count must be one number);
+//! - `pending`: URLs queued and not yet completed (the join's count,
+//!   summed over the shards);
 //! - `q:HOST`: each host's line of URLs waiting, as JSON work;
 //! - `ready`: the hosts that may be claimed from, scored with the time
 //!   their next request may start; `busy`, `delay` and `next`: each host's
@@ -22,15 +34,17 @@
 //! - `tokens` and `expired`: counters of leases given and run out;
 //! - `unreadable`: work in a host's line that held no URL, set aside.
 //!
-//! And one channel, `bell`: `complete` publishes on it when there is
-//! something new to claim, or the crawl is over, so that a process with
+//! And a channel per shard, `bell`: `complete` publishes on it when there
+//! is something new to claim, or the crawl is over, so that a process with
 //! nothing to do hears of it at once instead of polling.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::io;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use redis_client::{Connection, Error, Frame, Pool, RedisUrl, Script};
+use redis_client::{Cluster, Connection, Error, Frame, RedisUrl, Script, is_redirect, key_slot};
 
 // ANCHOR: scripts
 /// The scripts, each after the functions they share.
@@ -81,22 +95,27 @@ pub struct Link {
     pub url: String,
     /// Its host key (`host:port`), whose line it waits in.
     pub host: String,
-    /// The work to queue, as JSON.
-    pub work: String,
-    /// Its skipped record, if the rules that look only at the URL refuse
-    /// it (host, `--exclude`, length, repeated segments).
-    pub refused: Option<String>,
     /// Its path, if it has a query: what `--max-query-variants` counts.
     pub variant: Option<String>,
-    /// Its skipped record, should its path have had its fill of queries.
-    pub too_many_variants: String,
-    /// Its skipped record, if robots.txt disallows it (as far as this
-    /// process knows).
-    pub robots: Option<String>,
-    /// Its skipped record, should `--max-pages` be reached.
-    pub over_max_pages: String,
+    /// Why the rules that look only at the URL refuse it (host,
+    /// `--exclude`, length, repeated segments): the report's reason.
+    pub refused: Option<&'static str>,
+    /// Whether robots.txt disallows it, as far as this process knows.
+    pub robots: bool,
     /// Whether it is a page's link, which counts in the page's `num_urls`.
     pub counts: bool,
+}
+
+/// Where a group of links came from, which their work and skipped
+/// records name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The page that linked them (`None` for the roots).
+    pub from: Option<String>,
+    /// Their depth.
+    pub depth: u32,
+    /// How many redirects each may still follow.
+    pub redirects: u32,
 }
 
 /// One leased URL to complete, with what its fetch found.
@@ -104,6 +123,8 @@ pub struct Link {
 pub struct Completion {
     /// The leased URL.
     pub url: String,
+    /// Its host key, as its lease gave it.
+    pub host: String,
     /// Its lease's token.
     pub token: u64,
     /// The host's delay, if this process learned it.
@@ -112,8 +133,23 @@ pub struct Completion {
     pub record: String,
     /// Links kept back, known to be seen.
     pub known: usize,
+    /// The depth and redirects of its links (their `from` is `url`).
+    pub depth: u32,
+    /// How many redirects each link may still follow.
+    pub redirects: u32,
     /// The links to offer to the seen set.
     pub links: Vec<Link>,
+}
+
+/// A lease this process holds: the URL, its host and its token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The leased URL.
+    pub url: String,
+    /// Its host key.
+    pub host: String,
+    /// The lease's token.
+    pub token: u64,
 }
 
 /// What became of one [`Link`].
@@ -198,35 +234,54 @@ pub struct Status {
 /// A crawl's frontier in Redis, for one process.
 pub struct Frontier {
     url: RedisUrl,
-    prefix: String,
-    pool: Pool,
+    /// The first shard's prefix, `stage3:{NAME}:`: the crawl's identity.
+    home: String,
+    nodes: Cluster,
+    /// The prefixes of the crawl's shards, the first shard's first, once
+    /// read from `meta`.
+    shards: RefCell<Option<Rc<[String]>>>,
+    /// Each host's shard, as the crawl placed it (see `assign.lua`).
+    placed: RefCell<HashMap<String, usize>>,
+    /// The shard the next idle claim starts from, so that claims take
+    /// turns among shards.
+    next_claim: Cell<usize>,
     /// How long to keep trying a lost Redis before giving up.
     patience: Cell<Duration>,
     /// Whether the last try failed, so that the recovery is logged once.
     lost: Cell<bool>,
-    /// A connection subscribed to the crawl's `bell`, once there is one.
+    /// A connection subscribed to the crawl's bells, once there is one.
     bell: Cell<Option<Connection>>,
     init: Script,
     claim: Script,
     complete: Script,
+    see: Script,
+    assign: Script,
+    finish: Script,
     renew: Script,
     release: Script,
 }
 
 impl Frontier {
     /// The frontier of the crawl `url` names, through at most `connections`
-    /// connections. A lost Redis is tried again for `patience`.
+    /// connections to each Redis. A lost Redis is tried again for
+    /// `patience`.
     pub fn new(url: RedisUrl, connections: usize, patience: Duration) -> Frontier {
         Frontier {
-            prefix: format!("stage3:{{{}}}:", url.name),
-            pool: Pool::new(url.clone(), connections),
+            home: format!("stage3:{{{}}}:", url.name),
+            nodes: Cluster::new(url.clone(), connections),
             url,
+            shards: RefCell::new(None),
+            placed: RefCell::new(HashMap::new()),
+            next_claim: Cell::new(0),
             patience: Cell::new(patience),
             lost: Cell::new(false),
             bell: Cell::new(None),
             init: script!("init.lua"),
             claim: script!("claim.lua"),
             complete: script!("complete.lua"),
+            see: script!("see.lua"),
+            assign: script!("assign.lua"),
+            finish: script!("finish.lua"),
             renew: script!("renew.lua"),
             release: script!("release.lua"),
         }
@@ -237,89 +292,355 @@ impl Frontier {
         &self.url
     }
 
-    /// The crawl's identity, if it exists.
+    /// The crawl's identity, if it exists and its roots are queued.
     pub async fn identity(&self) -> io::Result<Option<String>> {
         let key = self.key("meta");
         let reply = self
-            .call(async |conn: &mut Connection| conn.command(&["HGET", &key, "identity"]).await)
+            .call(&key, async |conn: &mut Connection| {
+                conn.command(&["HMGET", &key, "identity", "ready", "shards"])
+                    .await
+            })
             .await?;
-        Ok(reply.as_str().map(str::to_string))
+        let fields = items(reply)?;
+        let field = |i: usize| fields.get(i).and_then(Frame::as_str);
+        // A crawl of an older format has no `shards`: its identity says
+        // which format it is, for the caller to refuse.
+        Ok(match (field(0), field(1), field(2)) {
+            (Some(identity), Some(_), _) | (Some(identity), None, None) => {
+                Some(identity.to_string())
+            }
+            _ => None,
+        })
     }
 
-    /// Creates the crawl with `identity` and queues `roots`, unless it
-    /// exists. Returns `None` if it was created, or the identity of the
-    /// crawl that was there.
+    /// Creates the crawl with `identity` and queues `roots` (who may follow
+    /// `redirects` redirects), unless it exists. Returns `None` if it was
+    /// created, or the identity of the crawl that was there. A crawl whose
+    /// creator died before its roots were queued on their shards is
+    /// finished by whoever creates it again with the same identity.
     pub async fn create(
         &self,
         identity: &str,
         settings: &Settings,
         roots: &[Link],
+        redirects: u32,
     ) -> io::Result<Option<String>> {
-        let numbers = [
-            settings.per_host.to_string(),
-            settings.max_pages.map_or("-1".into(), |n| n.to_string()),
-            u8::from(settings.robots).to_string(),
-            settings.delay.as_millis().to_string(),
-            settings.lease.max(MIN_LEASE).as_millis().to_string(),
-            settings.max_query_variants.to_string(),
-        ];
+        let numbers = numbers(settings);
+        // --max-pages is one count for the whole crawl: one shard.
+        let shards = if settings.max_pages.is_some() {
+            Vec::new()
+        } else {
+            self.choose_shards().await?
+        };
+        let shards = shards.join(" ");
+        let roots_origin = Origin {
+            from: None,
+            depth: 0,
+            redirects,
+        };
         let mut args: Vec<&[u8]> = vec![identity.as_bytes()];
-        args.extend(numbers.iter().map(|n| n.as_bytes()));
-        push_links(&mut args, roots);
-        let reply = self.run(&self.init, &args).await?;
-        let mut items = items(reply)?.into_iter();
-        match (items.next().and_then(|f| f.as_integer()), items.next()) {
-            (Some(1), _) => Ok(None),
-            (Some(0), Some(existing)) => Ok(existing.as_str().map(str::to_string)),
-            _ => Err(unexpected("init")),
+        args.extend(numbers.iter().map(|(_, n)| n.as_bytes()));
+        args.push(shards.as_bytes());
+        let mut group = Group::default();
+        if shards.is_empty() {
+            group.push(&roots_origin, roots.iter());
+            group.extend_args(&mut args);
         }
+        let home = self.home.clone();
+        let reply = self.run(&self.init, &home, &args).await?;
+        let mut items = items(reply)?.into_iter();
+        let existing = match (
+            items.next().and_then(|f| f.as_integer()),
+            items.next(),
+            items.next().and_then(|f| f.as_integer()),
+        ) {
+            (Some(1), ..) => None,
+            (Some(0), Some(existing), Some(ready)) => {
+                let existing = existing.as_str().map(str::to_string);
+                if ready == 1 || existing.as_deref() != Some(identity) {
+                    return Ok(existing);
+                }
+                existing
+            }
+            _ => return Err(unexpected("init")),
+        };
+        // Ours, and its roots not queued yet: a cluster's other shards get
+        // the crawl's numbers, and the roots go to their hosts' shards.
+        let layout = self.shards().await?;
+        if layout.len() > 1 {
+            for prefix in layout.iter().skip(1) {
+                let key = format!("{prefix}meta");
+                let mut command: Vec<&str> = vec!["HSET", &key, "identity", identity];
+                for (name, value) in &numbers {
+                    command.extend([*name, value.as_str()]);
+                }
+                self.call(&key, async |conn: &mut Connection| {
+                    conn.command(&command).await
+                })
+                .await?;
+            }
+            let hosts: Vec<&str> = roots.iter().map(|r| r.host.as_str()).collect();
+            let placed = self.place(&hosts).await?;
+            for (shard, prefix) in layout.iter().enumerate() {
+                let here: Vec<&Link> = roots
+                    .iter()
+                    .zip(&placed)
+                    .filter(|(_, s)| **s == shard)
+                    .map(|(r, _)| r)
+                    .collect();
+                if here.is_empty() {
+                    continue;
+                }
+                let mut group = Group::default();
+                group.push(&roots_origin, here.into_iter());
+                let mut args = Vec::new();
+                group.extend_args(&mut args);
+                let reply = self.run(&self.see, prefix, &args).await?;
+                if gone_reply(&reply) {
+                    return Err(self.gone());
+                }
+            }
+        }
+        let key = self.key("meta");
+        self.call(&key, async |conn: &mut Connection| {
+            conn.command(&["HSET", &key, "ready", "1"]).await
+        })
+        .await?;
+        Ok(existing)
+    }
+
+    /// On a cluster, a hash tag for each master but the first shard's, so
+    /// that the crawl has a shard on every master: `NAME/N` for the
+    /// smallest `N` whose slot that master serves. None on one Redis.
+    async fn choose_shards(&self) -> io::Result<Vec<String>> {
+        let io = |e: Error| io::Error::other(format!("{}: {e}", self.url));
+        if !self.nodes.is_cluster().await.map_err(io)? {
+            return Ok(Vec::new());
+        }
+        let mut masters = Vec::new();
+        for pool in self.nodes.masters().await.map_err(io)? {
+            masters.push((pool.url().host.clone(), pool.url().port));
+        }
+        let home = self.nodes.master_of(key_slot(self.home.as_bytes()));
+        let home = home.await.map_err(io)?;
+        let mut wanted: Vec<_> = masters
+            .into_iter()
+            .filter(|(host, port)| {
+                home.is_none_or(|h| h.ip().to_string() != *host || h.port() != *port)
+            })
+            .collect();
+        let mut tags = Vec::new();
+        for n in 1..=100_000u32 {
+            if wanted.is_empty() {
+                break;
+            }
+            let tag = format!("{}/{n}", self.url.name);
+            let Some(at) = self
+                .nodes
+                .master_of(key_slot(tag.as_bytes()))
+                .await
+                .map_err(io)?
+            else {
+                continue;
+            };
+            if let Some(i) = wanted
+                .iter()
+                .position(|(host, port)| at.ip().to_string() == *host && at.port() == *port)
+            {
+                wanted.swap_remove(i);
+                tags.push(n.to_string());
+            }
+        }
+        Ok(tags)
+    }
+
+    /// The prefixes of the crawl's shards, the first shard's first.
+    async fn shards(&self) -> io::Result<Rc<[String]>> {
+        if let Some(shards) = self.shards.borrow().clone() {
+            return Ok(shards);
+        }
+        let key = self.key("meta");
+        let reply = self
+            .call(&key, async |conn: &mut Connection| {
+                conn.command(&["HGET", &key, "shards"]).await
+            })
+            .await?;
+        let mut shards = vec![self.home.clone()];
+        if let Some(list) = reply.as_str() {
+            for tag in list.split_whitespace() {
+                shards.push(format!("stage3:{{{}/{tag}}}:", self.url.name));
+            }
+        }
+        let shards: Rc<[String]> = shards.into();
+        // Only a crawl that exists says how many shards it has.
+        if reply.as_str().is_some() {
+            *self.shards.borrow_mut() = Some(shards.clone());
+        }
+        Ok(shards)
+    }
+
+    /// The shard of each of `hosts`.
+    async fn place(&self, hosts: &[&str]) -> io::Result<Vec<usize>> {
+        let shards = self.shards().await?.len();
+        if shards <= 1 {
+            return Ok(vec![0; hosts.len()]);
+        }
+        let mut missing: Vec<&str> = hosts
+            .iter()
+            .copied()
+            .filter(|h| !self.placed.borrow().contains_key(*h))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let n = shards.to_string();
+            let mut args: Vec<&[u8]> = vec![n.as_bytes()];
+            args.extend(missing.iter().map(|h| h.as_bytes()));
+            let home = self.home.clone();
+            let reply = items(self.run(&self.assign, &home, &args).await?)?;
+            if reply.len() != missing.len() {
+                return Err(unexpected("assign"));
+            }
+            let mut placed = self.placed.borrow_mut();
+            for (host, shard) in missing.iter().zip(reply) {
+                let shard = shard
+                    .as_integer()
+                    .and_then(|s| usize::try_from(s).ok())
+                    .filter(|s| *s < shards)
+                    .ok_or_else(|| unexpected("assign"))?;
+                placed.insert(host.to_string(), shard);
+            }
+        }
+        let placed = self.placed.borrow();
+        Ok(hosts
+            .iter()
+            .map(|h| placed.get(*h).copied().unwrap_or(0))
+            .collect())
     }
 
     /// Takes up to `n` URLs under a lease.
     pub async fn claim(&self, n: usize) -> io::Result<Claim> {
-        let n = n.to_string();
-        let reply = self.run(&self.claim, &[n.as_bytes()]).await?;
-        let mut items = items(reply)?.into_iter();
-        let kind = items.next();
-        match kind.as_ref().and_then(Frame::as_str) {
-            Some("finished") => Ok(Claim::Finished),
-            Some("gone") => Err(self.gone()),
-            Some("wait") => {
-                let ms = items.next().and_then(|f| f.as_integer()).unwrap_or(1);
-                Ok(Claim::Wait(Duration::from_millis(ms.max(1) as u64)))
+        let shards = self.shards().await?;
+        let only = if shards.len() == 1 { "1" } else { "0" };
+        let start = self.next_claim.get();
+        self.next_claim.set(start.wrapping_add(1));
+        let mut work = Vec::new();
+        let mut wait: Option<Duration> = None;
+        let mut empty = 0;
+        for k in 0..shards.len() {
+            let prefix = &shards[(start + k) % shards.len()];
+            let wanted = (n - work.len()).to_string();
+            let reply = self
+                .run(&self.claim, prefix, &[wanted.as_bytes(), only.as_bytes()])
+                .await?;
+            let mut items = items(reply)?.into_iter();
+            let kind = items.next();
+            match kind.as_ref().and_then(Frame::as_str) {
+                Some("finished") => empty += 1,
+                Some("gone") => return Err(self.gone()),
+                Some("wait") => {
+                    let ms = items.next().and_then(|f| f.as_integer()).unwrap_or(1);
+                    let ms = Duration::from_millis(ms.max(1) as u64);
+                    wait = Some(wait.map_or(ms, |w| w.min(ms)));
+                }
+                Some("work") => work.extend(leased_list(&items.collect::<Vec<_>>())?),
+                _ => return Err(unexpected("claim")),
             }
-            Some("work") => Ok(Claim::Work(leased_list(&items.collect::<Vec<_>>())?)),
-            _ => Err(unexpected("claim")),
+            if work.len() >= n {
+                break;
+            }
         }
+        if !work.is_empty() {
+            return Ok(Claim::Work(work));
+        }
+        if empty == shards.len() {
+            if shards.len() == 1 || self.finished().await? {
+                return Ok(Claim::Finished);
+            }
+            // Links on their way to an empty shard: ask again soon.
+            return Ok(Claim::Wait(Duration::from_millis(5)));
+        }
+        Ok(Claim::Wait(wait.unwrap_or(Duration::from_millis(1))))
     }
 
-    /// Completes the leased `url`: records it, queues the new `links`, and
-    /// frees its host's slot, starting the host's `delay` if this process
+    // ANCHOR: finished
+    /// Whether the crawl is over, on a cluster: no shard has a URL pending.
+    /// The shards are read one after another, not at one instant, so a
+    /// page completed on one shard after its links were queued on another
+    /// already read could slip between the readings. Read twice: if no
+    /// shard queued anything between its two readings (its `queued` count
+    /// is the same), every shard held its `pending` at zero over a common
+    /// moment, and then nothing was left anywhere. A page's links are
+    /// queued before the page completes, so while work remains some
+    /// shard's `pending` is above zero at every moment.
+    async fn finished(&self) -> io::Result<bool> {
+        let Some(first) = self.counts().await? else {
+            return Ok(false);
+        };
+        let Some(second) = self.counts().await? else {
+            return Ok(false);
+        };
+        if first != second {
+            return Ok(false);
+        }
+        let home = self.home.clone();
+        self.run(&self.finish, &home, &[]).await?;
+        Ok(true)
+    }
+
+    /// Each shard's `queued` count, if the crawl is ready and no shard has
+    /// a URL pending.
+    async fn counts(&self) -> io::Result<Option<Vec<u64>>> {
+        let ready_key = self.key("meta");
+        let ready = self
+            .call(&ready_key, async |conn: &mut Connection| {
+                conn.command(&["HGET", &ready_key, "ready"]).await
+            })
+            .await?;
+        if ready.as_str().is_none() {
+            return Ok(None);
+        }
+        let mut queued = Vec::new();
+        for prefix in self.shards().await?.iter() {
+            let (pending_key, queued_key) = (format!("{prefix}pending"), format!("{prefix}queued"));
+            let reply = self
+                .call(&pending_key, async |conn: &mut Connection| {
+                    let replies = conn
+                        .pipeline(&[vec!["GET", &pending_key], vec!["GET", &queued_key]])
+                        .await?;
+                    let numbers = replies
+                        .into_iter()
+                        .map(|r| r.map(|f| Frame::Integer(signed(&f))))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(Frame::Array(numbers))
+                })
+                .await?;
+            let n: Vec<i64> = items(reply)?.iter().filter_map(Frame::as_integer).collect();
+            match n.as_slice() {
+                [pending, q] if *pending <= 0 => queued.push((*q).max(0) as u64),
+                [_, _] => return Ok(None),
+                _ => return Err(unexpected("GET")),
+            }
+        }
+        Ok(Some(queued))
+    }
+    // ANCHOR_END: finished
+
+    /// Completes one leased URL: records it, queues its new links, and
+    /// frees its host's slot, starting the host's delay if this process
     /// learned one. `known` links of the page were kept back, known to be
     /// seen: they count in its `num_urls` (see `shared.rs`'s `SeenHere`).
-    pub async fn complete(
-        &self,
-        url: &str,
-        token: u64,
-        delay: Option<Duration>,
-        record: &str,
-        known: usize,
-        links: &[Link],
-    ) -> io::Result<Completed> {
-        let one = Completion {
-            url: url.to_string(),
-            token,
-            delay,
-            record: record.to_string(),
-            known,
-            links: links.to_vec(),
-        };
+    pub async fn complete(&self, one: Completion) -> io::Result<Completed> {
         let (mut done, _) = self.complete_many(std::slice::from_ref(&one), 0).await?;
         done.pop().ok_or_else(|| unexpected("complete"))
     }
 
-    /// Completes several leased URLs in one script, each as
-    /// [`complete`](Self::complete) would: what each came to, in order.
+    // ANCHOR: complete_many
+    /// Completes several leased URLs, each as [`complete`](Self::complete)
+    /// would: what each came to, in order. On one Redis that is one script.
+    /// On a cluster, the links whose hosts live on another shard than
+    /// their page go there first (`see.lua`), and then each shard completes
+    /// its pages (`complete.lua`).
     ///
     /// Then it claims up to `claim` URLs, as [`claim`](Self::claim) would
     /// (none if the crawl is over): a busy process gets its next work in
@@ -329,156 +650,279 @@ impl Frontier {
         batch: &[Completion],
         claim: usize,
     ) -> io::Result<(Vec<Completed>, Vec<Leased>)> {
-        let claim = claim.to_string();
-        let numbers: Vec<[String; 4]> = batch
-            .iter()
-            .map(|c| {
-                [
+        let shards = self.shards().await?;
+        // Where each page and each link lives.
+        let mut hosts: Vec<&str> = batch.iter().map(|c| c.host.as_str()).collect();
+        for c in batch {
+            hosts.extend(c.links.iter().map(|l| l.host.as_str()));
+        }
+        let placed = self.place(&hosts).await?;
+        let (pages, mut links) = placed.split_at(batch.len());
+        let mut link_shard: Vec<&[usize]> = Vec::with_capacity(batch.len());
+        for c in batch {
+            let (these, rest) = links.split_at(c.links.len());
+            link_shard.push(these);
+            links = rest;
+        }
+        // Each page's links on other shards, offered there first.
+        let mut elsewhere: Vec<(usize, usize, Vec<Seen>)> = vec![(0, 0, Vec::new()); batch.len()];
+        let mut away: Vec<Vec<Option<Seen>>> =
+            batch.iter().map(|c| vec![None; c.links.len()]).collect();
+        for (shard, prefix) in shards.iter().enumerate() {
+            let mut group = Group::default();
+            let mut which = Vec::new();
+            for (i, c) in batch.iter().enumerate() {
+                if pages[i] == shard {
+                    continue;
+                }
+                let here: Vec<&Link> = c
+                    .links
+                    .iter()
+                    .zip(link_shard[i])
+                    .filter(|(_, s)| **s == shard)
+                    .map(|(l, _)| l)
+                    .collect();
+                if here.is_empty() {
+                    continue;
+                }
+                group.push(&c.origin(), here.into_iter());
+                which.push(i);
+            }
+            if which.is_empty() {
+                continue;
+            }
+            let mut args = Vec::new();
+            group.extend_args(&mut args);
+            let reply = self.run(&self.see, prefix, &args).await?;
+            if gone_reply(&reply) {
+                return Err(self.gone());
+            }
+            let replies = items(reply)?;
+            if replies.len() != which.len() {
+                return Err(unexpected("see"));
+            }
+            for (i, reply) in which.into_iter().zip(replies) {
+                let (urls, new, codes) = match codes_of(reply)?.as_slice() {
+                    [urls, new, codes @ ..] => (
+                        (*urls).max(0) as usize,
+                        (*new).max(0) as usize,
+                        codes.to_vec(),
+                    ),
+                    _ => return Err(unexpected("see")),
+                };
+                elsewhere[i].0 += urls;
+                elsewhere[i].1 += new;
+                let mut codes = codes.into_iter();
+                for (slot, s) in away[i].iter_mut().zip(link_shard[i]) {
+                    if *s == shard {
+                        *slot = Some(seen_code(codes.next().ok_or_else(|| unexpected("see"))?));
+                    }
+                }
+            }
+        }
+        // Then each shard completes its own pages, with the links that
+        // live there.
+        let mut done: Vec<Option<Completed>> = vec![None; batch.len()];
+        let mut claimed = Vec::new();
+        for (shard, prefix) in shards.iter().enumerate() {
+            let mine: Vec<usize> = (0..batch.len()).filter(|&i| pages[i] == shard).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let wanted = claim.saturating_sub(claimed.len()).to_string();
+            let mut fields: Vec<[String; 5]> = Vec::with_capacity(mine.len());
+            let mut group = Group::default();
+            for &i in &mine {
+                let c = &batch[i];
+                let here = c
+                    .links
+                    .iter()
+                    .zip(link_shard[i])
+                    .filter(|(_, s)| **s == shard)
+                    .map(|(l, _)| l);
+                fields.push([
                     c.token.to_string(),
                     c.delay.map_or(String::new(), |d| d.as_millis().to_string()),
-                    c.known.to_string(),
-                    c.links.len().to_string(),
-                ]
-            })
-            .collect();
-        let mut args: Vec<&[u8]> = vec![claim.as_bytes()];
-        for (c, [token, delay, known, links]) in batch.iter().zip(&numbers) {
-            args.extend([
-                c.url.as_bytes(),
-                token.as_bytes(),
-                delay.as_bytes(),
-                c.record.as_bytes(),
-                known.as_bytes(),
-                links.as_bytes(),
-            ]);
-            push_links(&mut args, &c.links);
+                    (c.known + elsewhere[i].0).to_string(),
+                    elsewhere[i].1.to_string(),
+                    String::new(),
+                ]);
+                group.push(&c.origin(), here);
+            }
+            let mut args: Vec<&[u8]> = vec![wanted.as_bytes()];
+            let mut groups = group.groups();
+            for (&i, [token, delay, urls, new, _]) in mine.iter().zip(&fields) {
+                let c = &batch[i];
+                args.extend([
+                    c.url.as_bytes(),
+                    token.as_bytes(),
+                    delay.as_bytes(),
+                    c.record.as_bytes(),
+                    urls.as_bytes(),
+                    new.as_bytes(),
+                ]);
+                groups.next_into(&mut args);
+            }
+            let reply = self.run(&self.complete, prefix, &args).await?;
+            // The URLs claimed first, then what each completion came to.
+            let mut replies = items(reply)?.into_iter();
+            claimed.extend(leased_list(&items(
+                replies.next().ok_or_else(|| unexpected("complete"))?,
+            )?)?);
+            let replies: Vec<Frame> = replies.collect();
+            if replies.len() != mine.len() && !replies.first().is_some_and(is_gone) {
+                return Err(unexpected("complete"));
+            }
+            for (&i, item) in mine.iter().zip(replies) {
+                let codes = codes_of(item)?;
+                done[i] = Some(match codes.as_slice() {
+                    [-2, ..] => return Err(self.gone()),
+                    [-1, ..] => Completed::Lost,
+                    [-3, ..] => Completed::Unreadable,
+                    [urls, new, codes @ ..] => {
+                        let mut codes = codes.iter();
+                        let mut seen = Vec::with_capacity(batch[i].links.len());
+                        for (away, s) in away[i].iter().zip(link_shard[i]) {
+                            seen.push(if *s == shard {
+                                seen_code(*codes.next().ok_or_else(|| unexpected("complete"))?)
+                            } else {
+                                away.unwrap_or(Seen::Before)
+                            });
+                        }
+                        Completed::Done {
+                            urls: (*urls).max(0) as usize,
+                            new: (*new).max(0) as usize,
+                            seen,
+                        }
+                    }
+                    _ => return Err(unexpected("complete")),
+                });
+            }
         }
-        let reply = self.run(&self.complete, &args).await?;
-        // The URLs claimed first, then what each completion came to.
-        let mut replies = items(reply)?.into_iter();
-        let claimed = leased_list(&items(
-            replies.next().ok_or_else(|| unexpected("complete"))?,
-        )?)?;
-        let mut done = Vec::with_capacity(batch.len());
-        for item in replies {
-            let codes: Vec<i64> = items(item)?
-                .iter()
-                .map(|f| f.as_integer().ok_or_else(|| unexpected("complete")))
-                .collect::<io::Result<_>>()?;
-            done.push(match codes.as_slice() {
-                [-2, ..] => return Err(self.gone()),
-                [-1, ..] => Completed::Lost,
-                [-3, ..] => Completed::Unreadable,
-                [urls, new, codes @ ..] => Completed::Done {
-                    urls: (*urls).max(0) as usize,
-                    new: (*new).max(0) as usize,
-                    seen: codes.iter().map(|&c| seen_code(c)).collect(),
-                },
-                _ => return Err(unexpected("complete")),
-            });
-        }
-        if done.len() != batch.len() {
-            return Err(unexpected("complete"));
-        }
+        let done = done
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| unexpected("complete"))?;
         Ok((done, claimed))
     }
+    // ANCHOR_END: complete_many
 
-    /// Extends the leases on `held` (URL and token). Returns how many were
-    /// still ours.
-    pub async fn renew(&self, held: &[(String, u64)]) -> io::Result<usize> {
+    /// Extends the leases on `held`. Returns how many were still ours.
+    pub async fn renew(&self, held: &[Held]) -> io::Result<usize> {
         self.pairs(&self.renew, held).await
     }
 
     /// Gives the leases on `held` back to the queue at once.
-    pub async fn release(&self, held: &[(String, u64)]) -> io::Result<usize> {
+    pub async fn release(&self, held: &[Held]) -> io::Result<usize> {
         self.pairs(&self.release, held).await
     }
 
-    async fn pairs(&self, script: &Script, held: &[(String, u64)]) -> io::Result<usize> {
+    async fn pairs(&self, script: &Script, held: &[Held]) -> io::Result<usize> {
         if held.is_empty() {
             return Ok(0);
         }
-        let tokens: Vec<String> = held.iter().map(|(_, t)| t.to_string()).collect();
-        let mut args: Vec<&[u8]> = Vec::with_capacity(held.len() * 2);
-        for ((url, _), token) in held.iter().zip(&tokens) {
-            args.push(url.as_bytes());
-            args.push(token.as_bytes());
+        let shards = self.shards().await?;
+        let hosts: Vec<&str> = held.iter().map(|h| h.host.as_str()).collect();
+        let placed = self.place(&hosts).await?;
+        let tokens: Vec<String> = held.iter().map(|h| h.token.to_string()).collect();
+        let mut n = 0;
+        for (shard, prefix) in shards.iter().enumerate() {
+            let mut args: Vec<&[u8]> = Vec::new();
+            for ((h, token), s) in held.iter().zip(&tokens).zip(&placed) {
+                if *s == shard {
+                    args.push(h.url.as_bytes());
+                    args.push(token.as_bytes());
+                }
+            }
+            if args.is_empty() {
+                continue;
+            }
+            let reply = self.run(script, prefix, &args).await?;
+            n += reply.as_integer().unwrap_or(0).max(0) as usize;
         }
-        let reply = self.run(script, &args).await?;
-        Ok(reply.as_integer().unwrap_or(0).max(0) as usize)
+        Ok(n)
     }
 
     /// Every URL's record, statistic or skipped, as JSON, in no order.
     pub async fn records(&self) -> io::Result<Vec<String>> {
-        let key = self.key("report");
-        let mut cursor = "0".to_string();
         let mut records = Vec::new();
-        loop {
-            let reply = self
-                .call(async |conn: &mut Connection| {
-                    conn.command(&["HSCAN", &key, &cursor, "COUNT", "1000"])
-                        .await
-                })
-                .await?;
-            let mut parts = items(reply)?.into_iter();
-            let (Some(next), Some(page)) = (parts.next(), parts.next()) else {
-                return Err(unexpected("HSCAN"));
-            };
-            let page = page.into_items().ok_or_else(|| unexpected("HSCAN"))?;
-            for pair in page.chunks(2) {
-                if let Some(value) = pair.get(1).and_then(Frame::as_str) {
-                    records.push(value.to_string());
+        for prefix in self.shards().await?.iter() {
+            let key = format!("{prefix}report");
+            let mut cursor = "0".to_string();
+            loop {
+                let reply = self
+                    .call(&key, async |conn: &mut Connection| {
+                        conn.command(&["HSCAN", &key, &cursor, "COUNT", "1000"])
+                            .await
+                    })
+                    .await?;
+                let mut parts = items(reply)?.into_iter();
+                let (Some(next), Some(page)) = (parts.next(), parts.next()) else {
+                    return Err(unexpected("HSCAN"));
+                };
+                let page = page.into_items().ok_or_else(|| unexpected("HSCAN"))?;
+                for pair in page.chunks(2) {
+                    if let Some(value) = pair.get(1).and_then(Frame::as_str) {
+                        records.push(value.to_string());
+                    }
+                }
+                cursor = next
+                    .as_str()
+                    .ok_or_else(|| unexpected("HSCAN"))?
+                    .to_string();
+                if cursor == "0" {
+                    break;
                 }
             }
-            cursor = next
-                .as_str()
-                .ok_or_else(|| unexpected("HSCAN"))?
-                .to_string();
-            if cursor == "0" {
-                return Ok(records);
-            }
         }
+        Ok(records)
     }
 
-    /// The crawl's counters.
+    /// The crawl's counters, summed over its shards.
     pub async fn status(&self) -> io::Result<Status> {
-        let keys = [
-            self.key("pending"),
-            self.key("expired"),
-            self.key("meta"),
-            self.key("unreadable"),
-        ];
-        let reply = self
-            .call(async |conn: &mut Connection| {
-                let replies = conn
-                    .pipeline(&[
-                        vec!["GET", keys[0].as_str()],
-                        vec!["GET", keys[1].as_str()],
-                        vec!["HGET", keys[2].as_str(), "created"],
-                        vec!["HGET", keys[2].as_str(), "finished"],
-                        vec!["HGET", keys[2].as_str(), "workers"],
-                        vec!["LLEN", keys[3].as_str()],
-                    ])
-                    .await?;
-                let numbers = replies
-                    .into_iter()
-                    .map(|r| r.map(|f| Frame::Integer(number(&f) as i64)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(Frame::Array(numbers))
-            })
-            .await?;
-        let n: Vec<u64> = items(reply)?
-            .iter()
-            .map(|f| f.as_integer().unwrap_or(0).max(0) as u64)
-            .collect();
-        Ok(Status {
-            pending: n.first().copied().unwrap_or(0),
-            expired: n.get(1).copied().unwrap_or(0),
-            created_ms: n.get(2).copied().unwrap_or(0),
-            finished_ms: n.get(3).copied().unwrap_or(0),
-            workers: n.get(4).copied().unwrap_or(0),
-            unreadable: n.get(5).copied().unwrap_or(0),
-        })
+        let mut status = Status::default();
+        for (shard, prefix) in self.shards().await?.iter().enumerate() {
+            let keys = [
+                format!("{prefix}pending"),
+                format!("{prefix}expired"),
+                format!("{prefix}meta"),
+                format!("{prefix}unreadable"),
+            ];
+            let reply = self
+                .call(&keys[0], async |conn: &mut Connection| {
+                    let replies = conn
+                        .pipeline(&[
+                            vec!["GET", keys[0].as_str()],
+                            vec!["GET", keys[1].as_str()],
+                            vec!["HGET", keys[2].as_str(), "created"],
+                            vec!["HGET", keys[2].as_str(), "finished"],
+                            vec!["HGET", keys[2].as_str(), "workers"],
+                            vec!["LLEN", keys[3].as_str()],
+                        ])
+                        .await?;
+                    let numbers = replies
+                        .into_iter()
+                        .map(|r| r.map(|f| Frame::Integer(number(&f) as i64)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(Frame::Array(numbers))
+                })
+                .await?;
+            let n: Vec<u64> = items(reply)?
+                .iter()
+                .map(|f| f.as_integer().unwrap_or(0).max(0) as u64)
+                .collect();
+            let at = |i: usize| n.get(i).copied().unwrap_or(0);
+            status.pending += at(0);
+            status.expired += at(1);
+            status.unreadable += at(5);
+            // The crawl's own facts live on its first shard.
+            if shard == 0 {
+                status.created_ms = at(2);
+                status.finished_ms = at(3);
+                status.workers = at(4);
+            }
+        }
+        Ok(status)
     }
 
     /// Counts a process's `workers` in the crawl's total, for the merged
@@ -486,7 +930,7 @@ impl Frontier {
     pub async fn add_workers(&self, workers: usize) -> io::Result<()> {
         let key = self.key("meta");
         let n = workers.to_string();
-        self.call(async |conn: &mut Connection| {
+        self.call(&key, async |conn: &mut Connection| {
             conn.command(&["HINCRBY", key.as_str(), "workers", n.as_str()])
                 .await
         })
@@ -501,43 +945,63 @@ impl Frontier {
         self.patience.set(patience);
     }
 
-    /// Deletes every key of the crawl. Returns how many there were.
+    /// Deletes every key of the crawl, on every shard. Returns how many
+    /// there were.
     pub async fn clear(&self) -> io::Result<usize> {
-        let pattern = format!("{}*", glob_escape(&self.prefix));
-        let mut cursor = "0".to_string();
+        // Every shard's prefix, `stage3:{NAME}:` and `stage3:{NAME/N}:`
+        // (a name has no `/`): found on every master even when the first
+        // shard's `meta`, which lists them, is gone.
+        let name = glob_escape(&self.url.name);
+        let patterns = [
+            format!("stage3:{{{name}}}:*"),
+            format!("stage3:{{{name}/*}}:*"),
+        ];
+        let io = |e: Error| io::Error::other(format!("{}: {e}", self.url));
+        let masters = self.nodes.masters().await.map_err(io)?;
         let mut deleted = 0;
-        loop {
-            let reply = self
-                .call(async |conn: &mut Connection| {
-                    conn.command(&["SCAN", &cursor, "MATCH", &pattern, "COUNT", "1000"])
+        for pool in masters {
+            for pattern in &patterns {
+                let mut cursor = "0".to_string();
+                loop {
+                    let mut conn = pool.get().await.map_err(io)?;
+                    let reply = conn
+                        .command(&["SCAN", &cursor, "MATCH", pattern, "COUNT", "1000"])
                         .await
-                })
-                .await?;
-            let mut parts = items(reply)?.into_iter();
-            let (Some(next), Some(keys)) = (parts.next(), parts.next()) else {
-                return Err(unexpected("SCAN"));
-            };
-            let keys: Vec<Frame> = keys.into_items().ok_or_else(|| unexpected("SCAN"))?;
-            if !keys.is_empty() {
-                let mut command: Vec<&[u8]> = vec![b"UNLINK"];
-                command.extend(keys.iter().filter_map(Frame::as_bytes));
-                let reply = self
-                    .call(async |conn: &mut Connection| conn.command(&command).await)
-                    .await?;
-                deleted += reply.as_integer().unwrap_or(0).max(0) as usize;
-            }
-            cursor = next.as_str().ok_or_else(|| unexpected("SCAN"))?.to_string();
-            if cursor == "0" {
-                return Ok(deleted);
+                        .map_err(io)?;
+                    let mut parts = items(reply)?.into_iter();
+                    let (Some(next), Some(keys)) = (parts.next(), parts.next()) else {
+                        return Err(unexpected("SCAN"));
+                    };
+                    let keys: Vec<Frame> = keys.into_items().ok_or_else(|| unexpected("SCAN"))?;
+                    // One UNLINK per slot: a cluster refuses keys of two.
+                    let mut by_slot: HashMap<u16, Vec<&[u8]>> = HashMap::new();
+                    for key in keys.iter().filter_map(Frame::as_bytes) {
+                        by_slot.entry(key_slot(key)).or_default().push(key);
+                    }
+                    for keys in by_slot.into_values() {
+                        let mut command: Vec<&[u8]> = vec![b"UNLINK"];
+                        command.extend(keys);
+                        let reply = conn.command(&command).await.map_err(io)?;
+                        deleted += reply.as_integer().unwrap_or(0).max(0) as usize;
+                    }
+                    conn.release();
+                    cursor = next.as_str().ok_or_else(|| unexpected("SCAN"))?.to_string();
+                    if cursor == "0" {
+                        break;
+                    }
+                }
             }
         }
+        *self.shards.borrow_mut() = None;
+        self.placed.borrow_mut().clear();
+        Ok(deleted)
     }
 
     // ANCHOR: doorbell
-    /// Waits until some process rings the crawl's bell (there is new work,
-    /// or the crawl is over), or `longest` has passed. Without a working
-    /// subscription, it just waits `longest`: the bell saves time, it is
-    /// never needed for correctness.
+    /// Waits until some process rings one of the crawl's bells (there is
+    /// new work, or the crawl is over), or `longest` has passed. Without a
+    /// working subscription, it just waits `longest`: the bell saves time,
+    /// it is never needed for correctness.
     pub async fn wait_for_news(&self, longest: Duration) {
         let conn = match self.bell.take() {
             Some(conn) => Some(conn),
@@ -563,9 +1027,19 @@ impl Frontier {
         }
     }
 
+    /// A connection subscribed to every shard's bell. On a cluster any
+    /// node hears what is published on every other.
     async fn subscribe(&self) -> Result<Connection, Error> {
+        let shards = self.shards().await.map_err(Error::Io)?;
+        let channels: Vec<String> = shards.iter().map(|p| format!("{p}bell")).collect();
         let mut conn = self.url.connect().await?;
-        conn.command(&["SUBSCRIBE", &self.key("bell")]).await?;
+        let mut command = vec!["SUBSCRIBE"];
+        command.extend(channels.iter().map(String::as_str));
+        conn.command(&command).await?;
+        // One confirmation per channel: the first was the reply.
+        for _ in 1..channels.len() {
+            conn.receive().await?;
+        }
         Ok(conn)
     }
     // ANCHOR_END: doorbell
@@ -582,31 +1056,37 @@ impl Frontier {
         ))
     }
 
+    /// A key of the crawl's first shard.
     fn key(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
+        format!("{}{name}", self.home)
     }
 
-    async fn run(&self, script: &Script, args: &[&[u8]]) -> io::Result<Frame> {
-        let prefix = self.prefix.as_str();
-        self.call(async |conn: &mut Connection| script.invoke(conn, &[prefix], args).await)
-            .await
+    async fn run(&self, script: &Script, prefix: &str, args: &[&[u8]]) -> io::Result<Frame> {
+        self.call(prefix, async |conn: &mut Connection| {
+            script.invoke(conn, &[prefix], args).await
+        })
+        .await
     }
 
     // ANCHOR: call
-    /// Runs `command` on a pooled connection. A connection that fails or
-    /// hangs is dropped, and the command tried again on a new one, with a
-    /// growing pause, until `patience` runs out: Redis restarting, or a
-    /// network blip, costs a wait, not the crawl. An error reply is not
-    /// tried again: the server is there, and said no.
+    /// Runs `command` on a pooled connection to the Redis that holds `key`.
+    /// A connection that fails or hangs is dropped, and the command tried
+    /// again on a new one, with a growing pause, until `patience` runs
+    /// out: Redis restarting, or a network blip, costs a wait, not the
+    /// crawl. A cluster that says the key has moved is asked where its
+    /// slots are now. An error reply is not tried again: the server is
+    /// there, and said no.
     async fn call(
         &self,
+        key: &str,
         command: impl AsyncFn(&mut Connection) -> Result<Frame, Error>,
     ) -> io::Result<Frame> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
         loop {
             let tried = runtime::timeout(COMMAND_TIMEOUT, async {
-                let mut conn = self.pool.get().await?;
+                let pool = self.nodes.pool_for(key.as_bytes()).await?;
+                let mut conn = pool.get().await?;
                 let reply = command(&mut conn).await;
                 if !reply.as_ref().is_err_and(Error::is_fatal) {
                     conn.release();
@@ -621,12 +1101,23 @@ impl Frontier {
                     }
                     return Ok(reply);
                 }
+                Ok(Err(e)) if is_redirect(&e) => {
+                    // The slot moved: ask where it is, and go there at once.
+                    self.nodes.forget();
+                    if started.elapsed() < self.patience.get().max(COMMAND_TIMEOUT) {
+                        continue;
+                    }
+                    e.to_string()
+                }
                 Ok(Err(e)) if !e.is_fatal() && !is_transient(&e) => {
                     return Err(io::Error::other(format!("{}: {e}", self.url)));
                 }
                 Ok(Err(e)) => e.to_string(),
                 Err(_) => format!("no answer in {COMMAND_TIMEOUT:?}"),
             };
+            // A lost master may have been replaced: ask again where the
+            // slots are.
+            self.nodes.forget();
             if started.elapsed() + pause > self.patience.get() {
                 return Err(io::Error::other(format!(
                     "lost redis at {} ({error}), and it did not come back in {:?}",
@@ -642,6 +1133,142 @@ impl Frontier {
         }
     }
     // ANCHOR_END: call
+}
+
+impl Completion {
+    /// Where its links came from.
+    fn origin(&self) -> Origin {
+        Origin {
+            from: Some(self.url.clone()),
+            depth: self.depth,
+            redirects: self.redirects,
+        }
+    }
+}
+
+/// `see`'s groups, as script arguments: per page a header (the page, its
+/// fingerprint, depth, redirects, how many links) and five per link.
+#[derive(Default)]
+struct Group {
+    /// Each group's strings, header and links together.
+    groups: Vec<Vec<Vec<u8>>>,
+}
+
+impl Group {
+    fn push<'a>(&mut self, origin: &Origin, links: impl Iterator<Item = &'a Link>) {
+        let from = origin.from.as_deref().unwrap_or("");
+        let fingerprint = if from.is_empty() {
+            String::new()
+        } else {
+            format!("{:016x}", fnv1a(from.as_bytes()))
+        };
+        let mut args: Vec<Vec<u8>> = vec![
+            from.as_bytes().to_vec(),
+            fingerprint.into_bytes(),
+            origin.depth.to_string().into_bytes(),
+            origin.redirects.to_string().into_bytes(),
+            Vec::new(),
+        ];
+        let mut n = 0;
+        for link in links {
+            let mut flags = Vec::new();
+            if link.counts {
+                flags.push(b'c');
+            }
+            if link.robots {
+                flags.push(b'r');
+            }
+            args.extend([
+                link.url.as_bytes().to_vec(),
+                link.host.as_bytes().to_vec(),
+                link.variant.as_deref().unwrap_or("").as_bytes().to_vec(),
+                link.refused.unwrap_or("").as_bytes().to_vec(),
+                flags,
+            ]);
+            n += 1;
+        }
+        args[4] = n.to_string().into_bytes();
+        self.groups.push(args);
+    }
+
+    fn extend_args<'a>(&'a self, args: &mut Vec<&'a [u8]>) {
+        for group in &self.groups {
+            args.extend(group.iter().map(Vec::as_slice));
+        }
+    }
+
+    fn groups(&self) -> Groups<'_> {
+        Groups {
+            inner: self.groups.iter(),
+        }
+    }
+}
+
+struct Groups<'a> {
+    inner: std::slice::Iter<'a, Vec<Vec<u8>>>,
+}
+
+impl<'a> Groups<'a> {
+    fn next_into(&mut self, args: &mut Vec<&'a [u8]>) {
+        if let Some(group) = self.inner.next() {
+            args.extend(group.iter().map(Vec::as_slice));
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: a page's fingerprint in `seen`, the same in every
+/// process and every build.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// The numbers the scripts read from `meta`, by name.
+fn numbers(settings: &Settings) -> [(&'static str, String); 6] {
+    [
+        ("per_host", settings.per_host.to_string()),
+        (
+            "max_pages",
+            settings.max_pages.map_or("-1".into(), |n| n.to_string()),
+        ),
+        ("robots", u8::from(settings.robots).to_string()),
+        ("delay", settings.delay.as_millis().to_string()),
+        (
+            "lease",
+            settings.lease.max(MIN_LEASE).as_millis().to_string(),
+        ),
+        (
+            "max_query_variants",
+            settings.max_query_variants.to_string(),
+        ),
+    ]
+}
+
+/// A script's `{{-2}}` or `{-2}`: the crawl is gone from that shard.
+fn gone_reply(reply: &Frame) -> bool {
+    match reply {
+        Frame::Array(items) => items.first().is_some_and(is_gone),
+        _ => false,
+    }
+}
+
+fn is_gone(frame: &Frame) -> bool {
+    match frame {
+        Frame::Integer(-2) => true,
+        Frame::Array(items) => matches!(items.as_slice(), [Frame::Integer(-2), ..]),
+        _ => false,
+    }
+}
+
+fn codes_of(item: Frame) -> io::Result<Vec<i64>> {
+    items(item)?
+        .iter()
+        .map(|f| f.as_integer().ok_or_else(|| unexpected("complete")))
+        .collect()
 }
 
 /// A connection taken out of a cell, put back when dropped.
@@ -667,20 +1294,6 @@ fn is_transient(e: &Error) -> bool {
             .any(|prefix| message.starts_with(prefix)))
 }
 
-fn push_links<'a>(args: &mut Vec<&'a [u8]>, links: &'a [Link]) {
-    for link in links {
-        args.push(link.url.as_bytes());
-        args.push(link.host.as_bytes());
-        args.push(link.work.as_bytes());
-        args.push(link.refused.as_deref().unwrap_or("").as_bytes());
-        args.push(link.variant.as_deref().unwrap_or("").as_bytes());
-        args.push(link.too_many_variants.as_bytes());
-        args.push(link.robots.as_deref().unwrap_or("").as_bytes());
-        args.push(link.over_max_pages.as_bytes());
-        args.push(if link.counts { b"1" } else { b"0" });
-    }
-}
-
 fn seen_code(code: i64) -> Seen {
     match code {
         1 => Seen::Queued,
@@ -694,6 +1307,15 @@ fn seen_code(code: i64) -> Seen {
 
 fn items(reply: Frame) -> io::Result<Vec<Frame>> {
     reply.into_items().ok_or_else(|| unexpected("a script"))
+}
+
+/// A counter that may be below zero, sent as a string; 0 if absent.
+fn signed(frame: &Frame) -> i64 {
+    frame
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .or_else(|| frame.as_integer())
+        .unwrap_or(0)
 }
 
 /// A number sent as a string (`GET` of a counter), 0 if absent.

@@ -24,8 +24,9 @@ use crate::shared::{Shared, root_link};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 
-/// The identity's format; a newer one is refused.
-const FORMAT: u32 = 1;
+/// The identity's format; a newer or older one is refused (2: `seen` is a
+/// hash, and a crawl may have shards).
+const FORMAT: u32 = 2;
 
 /// How long a process without roots waits for the crawl to be created.
 pub const JOIN_WAIT: Duration = Duration::from_secs(30);
@@ -261,13 +262,9 @@ pub async fn join(args: &Args, url: &RedisUrl) -> io::Result<Joined> {
         Some(wait_for_crawl(&frontier, url).await?)
     } else {
         let json = serde_json::to_string(&ours).map_err(io::Error::other)?;
-        let roots: Vec<_> = args
-            .roots
-            .iter()
-            .map(|root| root_link(root, args.max_redirect))
-            .collect();
+        let roots: Vec<_> = args.roots.iter().map(root_link).collect();
         frontier
-            .create(&json, &ours.rules.settings(), &roots)
+            .create(&json, &ours.rules.settings(), &roots, args.max_redirect)
             .await?
     };
     let identity = match existing {
@@ -321,6 +318,14 @@ fn parse_identity(json: &str, url: &RedisUrl) -> io::Result<Identity> {
     {
         return Err(io::Error::other(format!(
             "the crawl at {url} was made by a newer stage3-crawler (format {format}, this one reads {FORMAT})"
+        )));
+    }
+    if let Ok(format) = format
+        && format < FORMAT
+    {
+        return Err(io::Error::other(format!(
+            "the crawl at {url} was made by an older stage3-crawler (format {format}, this one \
+             reads {FORMAT}): finish it with that one, or remove it with --frontier-clear"
         )));
     }
     serde_json::from_str(json).map_err(|e| {

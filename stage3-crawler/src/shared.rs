@@ -16,11 +16,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use runtime::Queue;
-use serde_json::json;
 use url::Url;
 
 use crate::frontier::{
-    Claim, Completed, Completion, Frontier as Redis, Leased, Link, MIN_LEASE, Seen,
+    Claim, Completed, Completion, Frontier as Redis, Held, Leased, Link, MIN_LEASE, Seen,
 };
 use crate::journal::stat_json;
 use crate::politeness::host_key;
@@ -43,8 +42,8 @@ pub struct Shared {
     frontier: Redis,
     /// How long a lease lasts; renewed every third of it.
     lease: Duration,
-    /// The URLs this process holds leases on, with their tokens.
-    held: RefCell<HashMap<String, u64>>,
+    /// The URLs this process holds leases on, with their tokens and hosts.
+    held: RefCell<HashMap<String, (u64, String)>>,
     /// Put to when a lease is completed: the feeder may claim another.
     freed: Queue<()>,
     /// Why the crawl stopped before its end, if Redis was lost.
@@ -109,11 +108,15 @@ impl Shared {
         }
     }
 
-    fn held(&self) -> Vec<(String, u64)> {
+    fn held(&self) -> Vec<Held> {
         self.held
             .borrow()
             .iter()
-            .map(|(url, token)| (url.clone(), *token))
+            .map(|(url, (token, host))| Held {
+                url: url.clone(),
+                host: host.clone(),
+                token: *token,
+            })
             .collect()
     }
 }
@@ -122,16 +125,11 @@ impl Shared {
 /// claimed the URL again, under a new token, after the old lease ran out.
 fn release_held(shared: &Shared, url: &str, token: u64) {
     let mut held = shared.held.borrow_mut();
-    if held.get(url) == Some(&token) {
+    if held.get(url).is_some_and(|(t, _)| *t == token) {
         held.remove(url);
     }
     drop(held);
     shared.freed.put_nowait(());
-}
-
-/// The work JSON the frontier keeps for a URL.
-fn work_json(url: &Url, from: Option<&str>, depth: u32, redirects: u32) -> String {
-    json!({"url": url.as_str(), "from": from, "depth": depth, "redirects": redirects}).to_string()
 }
 
 /// The host key the frontier's per-host lines use: `host:port`.
@@ -140,20 +138,13 @@ fn host_of(url: &Url) -> String {
 }
 
 /// A root, for the frontier's first step: fetched whatever the rules say.
-pub fn root_link(root: &Url, max_redirect: u32) -> Link {
+pub fn root_link(root: &Url) -> Link {
     Link {
         url: root.to_string(),
         host: host_of(root),
-        work: work_json(root, None, 0, max_redirect),
-        refused: None,
         variant: None,
-        too_many_variants: String::new(),
-        robots: None,
-        over_max_pages: json_skipped(&Skipped {
-            url: root.to_string(),
-            reason: SkipReason::MaxPages,
-            from: None,
-        }),
+        refused: None,
+        robots: false,
         counts: false,
     }
 }
@@ -212,13 +203,10 @@ impl Shared {
             let work = self.leased_work(&leased.work, leased.token);
             self.held
                 .borrow_mut()
-                .insert(leased.url.clone(), leased.token);
+                .insert(leased.url.clone(), (leased.token, leased.host.clone()));
             match work {
                 Some(work) => crawl.queue().put_nowait(work),
-                None => {
-                    self.complete_unreadable(crawl, &leased.url, leased.token, &leased.work)
-                        .await
-                }
+                None => self.complete_unreadable(crawl, &leased).await,
             }
         }
     }
@@ -241,9 +229,11 @@ impl Shared {
     /// Work nobody can fetch (written by something else, or damaged):
     /// completed as a failure, so that it is reported and the crawl goes
     /// on, rather than stopping every process that claims it.
-    async fn complete_unreadable(&self, crawl: &dyn Crawl, url: &str, token: u64, json: &str) {
+    async fn complete_unreadable(&self, crawl: &dyn Crawl, leased: &Leased) {
+        let (url, token) = (leased.url.as_str(), leased.token);
         crawl.log().error(format_args!(
-            "the frontier holds work this crawler cannot read: {json}"
+            "the frontier holds work this crawler cannot read: {}",
+            leased.work
         ));
         let stat = FetchStatistic::failure(
             url.to_string(),
@@ -253,11 +243,18 @@ impl Shared {
             },
         );
         let record = stat_json(&stat).to_string();
-        match self
-            .frontier
-            .complete(url, token, None, &record, 0, &[])
-            .await
-        {
+        let completion = Completion {
+            url: url.to_string(),
+            host: leased.host.clone(),
+            token,
+            delay: None,
+            record,
+            known: 0,
+            depth: 0,
+            redirects: 0,
+            links: Vec::new(),
+        };
+        match self.frontier.complete(completion).await {
             Ok(Completed::Done { .. }) => crawl.keep_statistic(stat),
             Ok(Completed::Lost | Completed::Unreadable) => {}
             Err(e) => crawl.log().error(format_args!("completing {url}: {e}")),
@@ -346,13 +343,16 @@ impl Shared {
         let Found { mut stat, next } = found;
         let from: Rc<str> = Rc::from(work.url.as_str());
         let mut invalid = Vec::new();
-        let targets: Vec<(Url, u32, u32, bool)> = match next {
+        // The links, with the depth and redirects they are queued with.
+        let mut origin = (work.depth.saturating_add(1), crawl.max_redirect());
+        let targets: Vec<(Url, bool)> = match next {
             Next::Nothing => Vec::new(),
             Next::Redirect(next_url) if work.max_redirect > 0 => {
                 crawl
                     .log()
                     .info(format_args!("redirect to {next_url} from {}", work.url));
-                vec![(next_url, work.max_redirect - 1, work.depth, false)]
+                origin = (work.depth, work.max_redirect - 1);
+                vec![(next_url, false)]
             }
             Next::Redirect(next_url) => {
                 crawl.log().error(format_args!(
@@ -367,17 +367,7 @@ impl Shared {
                 invalid: hrefs,
             } => {
                 invalid = hrefs;
-                links
-                    .into_iter()
-                    .map(|link| {
-                        (
-                            link,
-                            crawl.max_redirect(),
-                            work.depth.saturating_add(1),
-                            true,
-                        )
-                    })
-                    .collect()
+                links.into_iter().map(|link| (link, true)).collect()
             }
         };
         // Links this process knows the frontier has seen stay here (see
@@ -387,7 +377,7 @@ impl Shared {
         let mut known_counting = 0;
         let sent: Vec<bool> = targets
             .iter()
-            .map(|(url, _, _, counts)| {
+            .map(|(url, counts)| {
                 let known = self.seen_here.borrow().contains(url.as_str());
                 if !known {
                     return true;
@@ -404,16 +394,14 @@ impl Shared {
             .iter()
             .zip(&sent)
             .filter(|(_, sent)| **sent)
-            .map(|((url, redirects, depth, counts), _)| {
-                link(crawl.rules(), url, &from, *redirects, *depth, *counts)
-            })
+            .map(|((url, counts), _)| link(crawl.rules(), url, *counts))
             .collect();
         // The journal's form of a statistic, which keeps the exception's
         // kind (the report's JSON has only its message): the merged report
         // counts failures by kind.
         let record = stat_json(&stat).to_string();
         let completed = self
-            .complete(crawl, work, &record, known_counting, links)
+            .complete(crawl, work, record, known_counting, origin, links)
             .await;
         let Some((urls, new, codes)) = completed else {
             return;
@@ -421,7 +409,7 @@ impl Shared {
         // Every link sent is in the seen set now, whatever became of it.
         {
             let mut seen_here = self.seen_here.borrow_mut();
-            for ((url, ..), _) in targets.iter().zip(&sent).filter(|(_, sent)| **sent) {
+            for ((url, _), _) in targets.iter().zip(&sent).filter(|(_, sent)| **sent) {
                 seen_here.insert(url.as_str());
             }
         }
@@ -440,7 +428,7 @@ impl Shared {
         // (the links known here among them, none of them new).
         (stat.num_urls, stat.num_new_urls) = (urls, new);
         crawl.keep_statistic(stat);
-        for ((url, ..), seen) in targets.into_iter().zip(seen) {
+        for ((url, _), seen) in targets.into_iter().zip(seen) {
             let reason = match seen {
                 Seen::Before | Seen::Queued => continue,
                 Seen::Refused => crawl
@@ -478,7 +466,7 @@ impl Shared {
             from: work.from.as_deref().map(str::to_string),
         };
         if self
-            .complete(crawl, work, &json_skipped(&skipped), 0, Vec::new())
+            .complete(crawl, work, json_skipped(&skipped), 0, (0, 0), Vec::new())
             .await
             .is_some()
         {
@@ -492,8 +480,9 @@ impl Shared {
         &self,
         crawl: &dyn Crawl,
         work: &Work,
-        record: &str,
+        record: String,
         known: usize,
+        (depth, redirects): (u32, u32),
         links: Vec<Link>,
     ) -> Option<(usize, usize, Vec<Seen>)> {
         let token = work.lease?;
@@ -501,10 +490,13 @@ impl Shared {
         let (tx, rx) = runtime::oneshot::channel();
         let completion = Completion {
             url: url.to_string(),
+            host: host_of(&work.url),
             token,
             delay: crawl.rules().host_delay(&work.url),
-            record: record.to_string(),
+            record,
             known,
+            depth,
+            redirects,
             links,
         };
         self.completions.put_nowait((completion, tx));
@@ -586,31 +578,14 @@ impl Frontier for Shared {
 
 /// A URL this page leads to, as the frontier's `see` takes it: with the
 /// verdict of this process's rules, which need no Redis.
-fn link(
-    rules: &dyn Rules,
-    url: &Url,
-    from: &Rc<str>,
-    redirects: u32,
-    depth: u32,
-    counts: bool,
-) -> Link {
+fn link(rules: &dyn Rules, url: &Url, counts: bool) -> Link {
     let refusal = rules.refusal_by_url(url);
-    let skipped = |reason| {
-        json_skipped(&Skipped {
-            url: url.to_string(),
-            reason,
-            from: Some(from.to_string()),
-        })
-    };
     Link {
         url: url.to_string(),
         host: host_of(url),
-        work: work_json(url, Some(from), depth, redirects),
-        refused: refusal.map(skipped),
         variant: variant_key(url).map(str::to_string),
-        too_many_variants: skipped(SkipReason::QueryVariants),
-        robots: rules.robots_refusal(url).map(skipped),
-        over_max_pages: skipped(SkipReason::MaxPages),
+        refused: refusal.map(SkipReason::name),
+        robots: rules.robots_refusal(url).is_some(),
         counts: counts && refusal.is_none(),
     }
 }

@@ -4,9 +4,11 @@
 
 use std::time::Duration;
 
-use redis_client::RedisServer;
+use redis_client::{RedisCluster, RedisServer};
 use runtime::Runtime;
-use stage3_crawler::frontier::{Claim, Completed, Frontier, Leased, Link, Seen, Settings};
+use stage3_crawler::frontier::{
+    Claim, Completed, Completion, Frontier, Held, Leased, Link, Seen, Settings,
+};
 
 fn settings() -> Settings {
     Settings {
@@ -22,14 +24,32 @@ fn settings() -> Settings {
 fn link(url: &str) -> Link {
     Link {
         url: url.into(),
-        host: "h:80".into(),
-        work: format!(r#"{{"url":"{url}"}}"#),
-        refused: None,
+        host: host(url),
         variant: None,
-        too_many_variants: format!(r#"{{"url":"{url}","skipped":"query-variants","from":null}}"#),
-        robots: None,
-        over_max_pages: format!(r#"{{"url":"{url}","skipped":"max-pages","from":null}}"#),
+        refused: None,
+        robots: false,
         counts: true,
+    }
+}
+
+/// The host key of a test URL: `http://h/...` is `h:80`.
+fn host(url: &str) -> String {
+    let rest = url.trim_start_matches("http://");
+    format!("{}:80", rest.split('/').next().unwrap())
+}
+
+/// Completing `url`'s lease `token` with its statistic and `links`.
+fn completion(url: &str, token: u64, delay: Option<Duration>, links: &[Link]) -> Completion {
+    Completion {
+        url: url.into(),
+        host: host(url),
+        token,
+        delay,
+        record: stat(url),
+        known: 0,
+        depth: 1,
+        redirects: 10,
+        links: links.to_vec(),
     }
 }
 
@@ -70,11 +90,14 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
             let f = frontier(&server, "c1");
             assert_eq!(f.identity().await.unwrap(), None);
             let roots = [link("http://h/"), link("http://h/b")];
-            assert_eq!(f.create("id-1", &settings(), &roots).await.unwrap(), None);
+            assert_eq!(
+                f.create("id-1", &settings(), &roots, 10).await.unwrap(),
+                None
+            );
             // A second process finds the crawl, and queues nothing.
             let other = frontier(&server, "c1");
             assert_eq!(
-                other.create("id-2", &settings(), &roots).await.unwrap(),
+                other.create("id-2", &settings(), &roots, 10).await.unwrap(),
                 Some("id-1".into())
             );
             assert_eq!(other.identity().await.unwrap(), Some("id-1".into()));
@@ -89,14 +112,12 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
             let lease = &work(first)[0];
             let links = [link("http://h/b"), link("http://h/c"), link("http://h/d")];
             let done = f
-                .complete(
+                .complete(completion(
                     "http://h/",
                     lease.token,
                     Some(Duration::ZERO),
-                    &stat("http://h/"),
-                    0,
                     &links,
-                )
+                ))
                 .await
                 .unwrap();
             assert_eq!(
@@ -114,7 +135,7 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
                 let url: serde_json::Value = serde_json::from_str(&lease.work).unwrap();
                 let url = url["url"].as_str().unwrap();
                 other
-                    .complete(url, lease.token, Some(Duration::ZERO), &stat(url), 0, &[])
+                    .complete(completion(url, lease.token, Some(Duration::ZERO), &[]))
                     .await
                     .unwrap();
             }
@@ -122,16 +143,9 @@ fn one_request_at_a_time_until_the_host_is_known_then_per_host() {
             assert_eq!(last.len(), 1);
             // Not finished while a URL is leased, though nothing is queued.
             assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
-            f.complete(
-                "http://h/d",
-                last[0].token,
-                None,
-                &stat("http://h/d"),
-                0,
-                &[],
-            )
-            .await
-            .unwrap();
+            f.complete(completion("http://h/d", last[0].token, None, &[]))
+                .await
+                .unwrap();
             assert_eq!(other.claim(10).await.unwrap(), Claim::Finished);
 
             // The report holds each URL once, with num_new_urls counted
@@ -161,7 +175,9 @@ fn a_lease_that_runs_out_goes_back_and_its_holder_cannot_complete_it() {
                 robots: false,
                 ..settings()
             };
-            f.create("id", &short, &[link("http://h/")]).await.unwrap();
+            f.create("id", &short, &[link("http://h/")], 10)
+                .await
+                .unwrap();
             let first = work(f.claim(1).await.unwrap());
             // The time a lease lasts is what is tested here.
             runtime::sleep(Duration::from_millis(150)).await;
@@ -170,33 +186,23 @@ fn a_lease_that_runs_out_goes_back_and_its_holder_cannot_complete_it() {
             assert_ne!(again[0].token, first[0].token);
             assert_eq!(f.status().await.unwrap().expired, 1);
             assert_eq!(
-                f.complete(
-                    "http://h/",
-                    first[0].token,
-                    None,
-                    &stat("http://h/"),
-                    0,
-                    &[]
-                )
-                .await
-                .unwrap(),
+                f.complete(completion("http://h/", first[0].token, None, &[]))
+                    .await
+                    .unwrap(),
                 Completed::Lost
             );
             // Renewed, it stays ours; released, it goes back at once.
-            let held = [("http://h/".to_string(), again[0].token)];
+            let held = [Held {
+                url: "http://h/".into(),
+                host: "h:80".into(),
+                token: again[0].token,
+            }];
             assert_eq!(f.renew(&held).await.unwrap(), 1);
             assert_eq!(f.release(&held).await.unwrap(), 1);
             let third = work(f.claim(1).await.unwrap());
-            f.complete(
-                "http://h/",
-                third[0].token,
-                None,
-                &stat("http://h/"),
-                0,
-                &[],
-            )
-            .await
-            .unwrap();
+            f.complete(completion("http://h/", third[0].token, None, &[]))
+                .await
+                .unwrap();
             assert_eq!(f.claim(1).await.unwrap(), Claim::Finished);
             assert_eq!(f.records().await.unwrap().len(), 1);
         })
@@ -215,23 +221,16 @@ fn max_pages_counts_every_process_and_refused_urls_are_reported_once() {
                 robots: false,
                 ..settings()
             };
-            f.create("id", &capped, &[link("http://h/")]).await.unwrap();
+            f.create("id", &capped, &[link("http://h/")], 10)
+                .await
+                .unwrap();
             let root = work(f.claim(1).await.unwrap());
             let mut off = link("http://elsewhere/");
-            off.refused = Some(
-                r#"{"url":"http://elsewhere/","skipped":"off-host","from":"http://h/"}"#.into(),
-            );
+            off.refused = Some("off-host");
             off.counts = false;
             let links = [link("http://h/a"), link("http://h/b"), off.clone(), off];
             let done = f
-                .complete(
-                    "http://h/",
-                    root[0].token,
-                    None,
-                    &stat("http://h/"),
-                    0,
-                    &links,
-                )
+                .complete(completion("http://h/", root[0].token, None, &links))
                 .await
                 .unwrap();
             assert_eq!(
@@ -283,7 +282,9 @@ fn query_variants_are_counted_over_the_whole_crawl_and_robots_refusals_reported(
                 robots: false,
                 ..settings()
             };
-            f.create("id", &two, &[link("http://h/")]).await.unwrap();
+            f.create("id", &two, &[link("http://h/")], 10)
+                .await
+                .unwrap();
             let root = work(f.claim(1).await.unwrap());
             let query = |n: u32| {
                 let mut l = link(&format!("http://h/q?n={n}"));
@@ -291,18 +292,10 @@ fn query_variants_are_counted_over_the_whole_crawl_and_robots_refusals_reported(
                 l
             };
             let mut disallowed = link("http://h/private");
-            disallowed.robots =
-                Some(r#"{"url":"http://h/private","skipped":"robots","from":"http://h/"}"#.into());
+            disallowed.robots = true;
             let links = [query(1), query(2), disallowed, query(3)];
             let done = f
-                .complete(
-                    "http://h/",
-                    root[0].token,
-                    None,
-                    &stat("http://h/"),
-                    0,
-                    &links,
-                )
+                .complete(completion("http://h/", root[0].token, None, &links))
                 .await
                 .unwrap();
             // Counted as one process counts them: all four pass the rules
@@ -326,7 +319,7 @@ fn query_variants_are_counted_over_the_whole_crawl_and_robots_refusals_reported(
             let url: serde_json::Value = serde_json::from_str(&next[0].work).unwrap();
             let url = url["url"].as_str().unwrap();
             let done = f
-                .complete(url, next[0].token, None, &stat(url), 0, &[query(4)])
+                .complete(completion(url, next[0].token, None, &[query(4)]))
                 .await
                 .unwrap();
             assert_eq!(
@@ -352,7 +345,9 @@ fn work_that_cannot_be_read_is_set_aside_and_the_crawl_still_ends() {
                 robots: false,
                 ..settings()
             };
-            f.create("id", &loose, &[link("http://h/")]).await.unwrap();
+            f.create("id", &loose, &[link("http://h/")], 10)
+                .await
+                .unwrap();
             // Someone else's bytes in the host's line, counted as pending.
             let mut conn = server.url("c5").connect().await.unwrap();
             conn.command(&["LPUSH", "stage3:{c5}:q:h:80", "not json"])
@@ -372,7 +367,7 @@ fn work_that_cannot_be_read_is_set_aside_and_the_crawl_still_ends() {
                 redis_client::Frame::Array(vec![redis_client::Frame::Bulk(b"not json".to_vec())])
             );
             let url = "http://h/";
-            f.complete(url, claimed[0].token, None, &stat(url), 0, &[])
+            f.complete(completion(url, claimed[0].token, None, &[]))
                 .await
                 .unwrap();
             assert_eq!(f.claim(10).await.unwrap(), Claim::Finished);
@@ -387,7 +382,7 @@ fn a_crawl_whose_keys_vanished_is_an_error_not_a_finished_crawl() {
         .unwrap()
         .block_on(async {
             let f = frontier(&server, "c6");
-            f.create("id", &settings(), &[link("http://h/")])
+            f.create("id", &settings(), &[link("http://h/")], 10)
                 .await
                 .unwrap();
             let leased = work(f.claim(1).await.unwrap());
@@ -397,18 +392,158 @@ fn a_crawl_whose_keys_vanished_is_an_error_not_a_finished_crawl() {
             let claimed = f.claim(1).await.unwrap_err().to_string();
             assert!(claimed.contains("is gone from Redis"), "{claimed}");
             let completed = f
-                .complete(
-                    "http://h/",
-                    leased[0].token,
-                    None,
-                    &stat("http://h/"),
-                    0,
-                    &[],
-                )
+                .complete(completion("http://h/", leased[0].token, None, &[]))
                 .await
                 .unwrap_err()
                 .to_string();
             assert!(completed.contains("is gone from Redis"), "{completed}");
+        })
+        .unwrap();
+}
+
+/// The URLs a claim leased, by URL.
+fn leased_urls(leased: &[Leased]) -> Vec<String> {
+    let mut urls: Vec<String> = leased.iter().map(|l| l.url.clone()).collect();
+    urls.sort();
+    urls
+}
+
+#[test]
+fn on_a_cluster_hosts_spread_over_the_shards_and_the_crawl_ends_exactly_once() {
+    let cluster = RedisCluster::start(3);
+    let url = cluster.url("k1");
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = Frontier::new(url.clone(), 2, Duration::from_secs(5));
+            let other = Frontier::new(url.clone(), 2, Duration::from_secs(5));
+            let loose = Settings {
+                robots: false,
+                ..settings()
+            };
+            let roots = [link("http://a/"), link("http://b/"), link("http://c/")];
+            assert_eq!(f.create("id", &loose, &roots, 10).await.unwrap(), None);
+            assert_eq!(other.identity().await.unwrap(), Some("id".into()));
+            // Three hosts, three shards, one on each master.
+            let nodes = redis_client::Cluster::new(url.clone(), 1);
+            let home = nodes.pool_for(b"{k1}").await.unwrap();
+            let mut conn = home.get().await.unwrap();
+            let shards = conn
+                .command(&["HGET", "stage3:{k1}:meta", "shards"])
+                .await
+                .unwrap();
+            let shards = shards.as_str().unwrap().to_string();
+            assert_eq!(shards.split_whitespace().count(), 2, "{shards}");
+            let placed = conn.command(&["HVALS", "stage3:{k1}:hosts"]).await.unwrap();
+            let mut placed: Vec<String> = placed
+                .into_items()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap().to_string())
+                .collect();
+            placed.sort();
+            assert_eq!(placed, ["0", "1", "2"]);
+            conn.release();
+
+            let roots = work(f.claim(10).await.unwrap());
+            assert_eq!(leased_urls(&roots), ["http://a/", "http://b/", "http://c/"]);
+            assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
+            let token = |u: &str| roots.iter().find(|l| l.url == u).unwrap().token;
+            // a/ links to b and c, whose lines live on other shards: they
+            // are offered there first. A completion whose lease is not
+            // ours (a process that died after offering them) changes
+            // nothing when it is offered again by whoever fetches the page.
+            let links = [
+                link("http://a/1"),
+                link("http://b/1"),
+                link("http://c/1"),
+                link("http://b/"),
+            ];
+            let stale = f
+                .complete(completion(
+                    "http://a/",
+                    token("http://a/") + 1000,
+                    None,
+                    &links,
+                ))
+                .await
+                .unwrap();
+            assert_eq!(stale, Completed::Lost);
+            let done = f
+                .complete(completion("http://a/", token("http://a/"), None, &links))
+                .await
+                .unwrap();
+            assert_eq!(
+                done,
+                Completed::Done {
+                    urls: 4,
+                    new: 3,
+                    seen: vec![Seen::Queued, Seen::Queued, Seen::Queued, Seen::Before]
+                }
+            );
+            // Each link once, from whichever shard holds its host.
+            let next = work(other.claim(10).await.unwrap());
+            assert_eq!(
+                leased_urls(&next),
+                ["http://a/1", "http://b/1", "http://c/1"]
+            );
+            for page in ["http://b/", "http://c/"] {
+                f.complete(completion(page, token(page), None, &[]))
+                    .await
+                    .unwrap();
+            }
+            // Not over while leases are out on any shard.
+            assert!(matches!(f.claim(10).await.unwrap(), Claim::Wait(_)));
+            let (done, _) = other
+                .complete_many(
+                    &next
+                        .iter()
+                        .map(|l| completion(&l.url, l.token, None, &[]))
+                        .collect::<Vec<_>>(),
+                    0,
+                )
+                .await
+                .unwrap();
+            assert!(done.iter().all(|d| matches!(d, Completed::Done { .. })));
+            assert_eq!(f.claim(10).await.unwrap(), Claim::Finished);
+            assert_eq!(other.claim(10).await.unwrap(), Claim::Finished);
+
+            // The report, from every shard: each URL once.
+            let mut records: Vec<String> = f
+                .records()
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let v: serde_json::Value = serde_json::from_str(r).unwrap();
+                    v["url"].as_str().unwrap().to_string()
+                })
+                .collect();
+            records.sort();
+            assert_eq!(
+                records,
+                [
+                    "http://a/",
+                    "http://a/1",
+                    "http://b/",
+                    "http://b/1",
+                    "http://c/",
+                    "http://c/1"
+                ]
+            );
+            let status = f.status().await.unwrap();
+            assert_eq!((status.pending, status.expired), (0, 0));
+            assert!(status.finished_ms >= status.created_ms && status.created_ms > 0);
+
+            // Cleared from every master.
+            assert!(f.clear().await.unwrap() > 10);
+            assert_eq!(f.identity().await.unwrap(), None);
+            for pool in nodes.masters().await.unwrap() {
+                let mut conn = pool.get().await.unwrap();
+                let keys = conn.command(&["KEYS", "stage3:*"]).await.unwrap();
+                assert_eq!(keys, redis_client::Frame::Array(Vec::new()));
+                conn.release();
+            }
         })
         .unwrap();
 }

@@ -1,9 +1,10 @@
 -- ANCHOR: claim
 -- Takes up to ARGV[1] URLs under a lease, each from a host that is ready
--- (a free slot, its delay over: `take_ready`). First, the URLs whose lease
+-- (a free slot, its delay over: `take_ready`). ARGV[2] is '1' when this
+-- shard is the crawl's only one, so that its end is the crawl's. First, the URLs whose lease
 -- ran out go back to their hosts' lines. A process claims here when its
 -- workers are idle; a busy one claims as it completes (complete.lua).
--- Returns {'finished'} when no URL is queued or leased anywhere;
+-- Returns {'finished'} when no URL is queued or leased on this shard;
 -- {'work', url, token, host, work, ...}; or {'wait', ms} when nothing is ready
 -- yet: how long until a host's delay ends or a lease runs out.
 -- The crawl's keys may be gone (a Redis restarted without its data, or
@@ -15,7 +16,7 @@ requeue_expired(now)
 -- completed, leased ones included, as the joinable queue's unfinished
 -- count does.
 if tonumber(redis.call('GET', P .. 'pending') or '0') <= 0 then
-  redis.call('HSETNX', P .. 'meta', 'finished', now)
+  if ARGV[2] == '1' then redis.call('HSETNX', P .. 'meta', 'finished', now) end
   return {'finished'}
 end
 local out = take_ready(tonumber(ARGV[1]), now, {'work'})

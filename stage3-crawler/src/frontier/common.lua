@@ -144,62 +144,87 @@ end
 -- ANCHOR_END: take_ready
 
 -- ANCHOR: see
--- The crawler's `see`, for every process at once. ARGV from `first` to
--- `last` holds a group of nine per URL: the URL; its host; the work to queue;
--- its skipped record if this process's rules refuse it ('' if not); its
--- path if it has a query ('' if not), and its skipped record should that
--- path have had --max-query-variants queries queued already; its skipped
--- record if robots.txt disallows it ('' if not); its skipped record
--- should --max-pages be reached; and '1' if it is a page's link that
--- counts in the page's num_urls. The checks run in the order one process
--- runs them. Returns a code per URL (0 seen before, 1 queued, 2 refused,
--- 3 over --max-pages, 4 over --max-query-variants, 5 robots.txt), and the
--- page's num_urls and num_new_urls, counted as one process counts them:
--- against the seen set and query counts from before the page's links.
-local function see(first, last, now)
+-- The crawl's `see`, for every process at once, for one page's links: the
+-- group at ARGV[i]. Its header: the page's URL ('' for the roots), a
+-- fingerprint of it, the links' depth and redirects left, and how many
+-- links follow; then five per link: the URL; its host; its path if it has
+-- a query ('' if not); the reason this process's rules refuse it ('' if
+-- they do not); and flags: 'c' if it counts in the page's num_urls, 'r' if
+-- robots.txt disallows it (as far as this process knows). The checks run
+-- in the order one process runs them. Returns a code per link (0 seen
+-- before, 1 queued, 2 refused, 3 over --max-pages, 4 over
+-- --max-query-variants, 5 robots.txt), the page's num_urls and
+-- num_new_urls (counted as one process counts them: against the seen set
+-- and query counts from before the page's links), and where the next
+-- group starts.
+--
+-- `seen` maps each URL to what the first page that offered it was told,
+-- and that page's fingerprint: the same page offering the same link again
+-- gets the same answer and changes nothing. That happens when a process
+-- dies after offering a page's links and before completing the page (on a
+-- cluster they are two scripts on two shards), and the page is fetched
+-- again.
+local function see(i, now)
+  local from, fp, depth, redirects = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local first, last = i + 5, i + 4 + 5 * (tonumber(ARGV[i + 4]) or 0)
   local max_pages, max_variants = meta('max_pages'), meta('max_query_variants')
+  local from_json = from == '' and 'null' or cjson.encode(from)
   local function full(variant)
     return variant ~= '' and
       tonumber(redis.call('HGET', P .. 'variants', variant) or '0') >= max_variants
   end
-  local urls, new = 0, 0
-  for i = first, last, 9 do
-    if ARGV[i + 8] == '1' and not full(ARGV[i + 4]) then
-      urls = urls + 1
-      if redis.call('SISMEMBER', P .. 'seen', ARGV[i]) == 0 then new = new + 1 end
-    end
+  local function skipped(url, reason)
+    redis.call('HSET', P .. 'report', url,
+      '{"url":' .. cjson.encode(url) .. ',"skipped":"' .. reason .. '","from":' .. from_json .. '}')
   end
-  local codes, touched = {}, {}
-  for i = first, last, 9 do
-    local url, host, work, refused = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-    local variant, too_many, robots, over = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
+  local urls, new, counted = 0, 0, {}
+  for j = first, last, 5 do
+    local counts = string.find(ARGV[j + 4], 'c', 1, true) and not full(ARGV[j + 2])
+    local was = redis.call('HGET', P .. 'seen', ARGV[j])
+    if counts then
+      urls = urls + 1
+      -- New to the crawl, or this page's own link offered again.
+      if not was or string.sub(was, 3) == fp then new = new + 1 end
+    end
+    counted[j] = counts and '1' or '0'
+  end
+  local codes, touched, answered = {}, {}, {}
+  for j = first, last, 5 do
+    local url, host, variant, refused, flags = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
+    local was = redis.call('HGET', P .. 'seen', url)
     local code = 0
-    if redis.call('SADD', P .. 'seen', url) == 1 then
+    if was then
+      -- A page that links a URL twice is answered once.
+      if string.sub(was, 3) == fp and not answered[url] then code = tonumber(string.sub(was, 1, 1)) end
+    else
       if refused ~= '' then
-        redis.call('HSET', P .. 'report', url, refused)
+        skipped(url, refused)
         code = 2
       elseif full(variant) then
-        redis.call('HSET', P .. 'report', url, too_many)
+        skipped(url, 'query-variants')
         code = 4
-      elseif robots ~= '' then
-        redis.call('HSET', P .. 'report', url, robots)
+      elseif string.find(flags, 'r', 1, true) then
+        skipped(url, 'robots')
         code = 5
       elseif max_pages >= 0 and tonumber(redis.call('GET', P .. 'queued') or '0') >= max_pages then
-        redis.call('HSET', P .. 'report', url, over)
+        skipped(url, 'max-pages')
         code = 3
       else
         redis.call('INCR', P .. 'queued')
         redis.call('INCR', P .. 'pending')
         if variant ~= '' then redis.call('HINCRBY', P .. 'variants', variant, 1) end
-        redis.call('RPUSH', P .. 'q:' .. host, work)
+        redis.call('RPUSH', P .. 'q:' .. host, '{"url":' .. cjson.encode(url) .. ',"from":' ..
+          from_json .. ',"depth":' .. depth .. ',"redirects":' .. redirects .. '}')
         touched[host] = true
         code = 1
       end
+      redis.call('HSET', P .. 'seen', url, code .. counted[j] .. fp)
     end
+    answered[url] = true
     table.insert(codes, code)
   end
   -- Each host that got URLs, once, however many it got.
   for host in pairs(touched) do wake(host, now) end
-  return codes, urls, new
+  return codes, urls, new, last + 1
 end
 -- ANCHOR_END: see

@@ -6,11 +6,12 @@
 -- script call of its own to get more work. The rest of ARGV holds, for
 -- each URL: the URL, the lease's token, the host's delay in ms as this
 -- process learned it ('' if it did not), the URL's record for the report,
--- how many of the page's links the process kept to itself because it
--- knows they are seen (they count in num_urls, never in num_new_urls), how
--- many links follow, and those links in `see`'s groups of nine. Each URL
--- all at once, or not at all: a crash between recording the page and
--- queueing its links would lose the links; between queueing them and
+-- how many of the page's links count in its num_urls and num_new_urls
+-- without coming here (links the process knows are seen, and, on a
+-- cluster, links whose hosts live on other shards, offered to theirs
+-- first: see.lua), and then the page's links in one of `see`'s groups.
+-- Each URL all at once, or not at all: a crash between recording the page
+-- and queueing its links would lose the links; between queueing them and
 -- releasing the lease would count the page twice. Returns first the URLs
 -- claimed, as claim.lua's 'work' lists them (without the 'work'); then
 -- {-2} if the crawl is gone from Redis, else, for each URL in order, {-1}
@@ -21,15 +22,16 @@ if not crawl_exists() then return {{}, {-2}} end
 -- Everything that can fail, before the first write: Redis does not undo a
 -- script's writes when it fails halfway.
 local batch, i, wanted = {}, 2, tonumber(ARGV[1]) or 0
-while i + 5 <= #ARGV do
-  local links = tonumber(ARGV[i + 5]) or 0
+while i + 10 <= #ARGV do
+  local links = tonumber(ARGV[i + 10]) or 0
   local ok, record = pcall(cjson.decode, ARGV[i + 3])
   table.insert(batch, {
-    url = ARGV[i], token = ARGV[i + 1], delay = ARGV[i + 2], known = tonumber(ARGV[i + 4]) or 0,
+    url = ARGV[i], token = ARGV[i + 1], delay = ARGV[i + 2],
+    urls = tonumber(ARGV[i + 4]) or 0, new = tonumber(ARGV[i + 5]) or 0,
     record = ok and type(record) == 'table' and record or nil,
-    first = i + 6, last = i + 5 + 9 * links,
+    group = i + 6,
   })
-  i = i + 6 + 9 * links
+  i = i + 11 + 5 * links
 end
 local now = now_ms()
 local results, ring, hosts = {}, false, {}
@@ -54,8 +56,8 @@ for _, c in ipairs(batch) do
       if delay > 0 then delay = delay + 1 end
       redis.call('HSET', P .. 'next', host, now + delay)
     end
-    local codes, urls, new = see(c.first, c.last, now)
-    urls = urls + c.known
+    local codes, urls, new = see(c.group, now)
+    urls, new = urls + c.urls, new + c.new
     if c.record.num_urls ~= nil then
       c.record.num_urls = urls
       c.record.num_new_urls = new

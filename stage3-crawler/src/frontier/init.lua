@@ -1,16 +1,23 @@
 -- ANCHOR: init
 -- Creates the crawl, or finds it. ARGV[1] is the crawl's identity (roots
 -- and rules, JSON), then the numbers the scripts read (per_host,
--- max_pages, robots, delay, lease, max_query_variants), then the roots,
--- in `see`'s groups.
--- Creating it and queueing its roots is one step: a process that joins
--- never sees a crawl that exists with nothing queued, which would look
--- finished.
-local existing = redis.call('HGET', P .. 'meta', 'identity')
-if existing then return {0, existing} end
+-- max_pages, robots, delay, lease, max_query_variants), then the crawl's
+-- other shards ('' on one Redis), then the roots, in one of `see`'s
+-- groups. Returns {1} if it created the crawl, or {0, identity, ready}.
+-- On one Redis, creating the crawl and queueing its roots is one step,
+-- and the crawl is `ready` at once: a process that joins never sees a
+-- crawl that exists with nothing queued, which would look finished. On a
+-- cluster the roots go to their hosts' shards after this, and the process
+-- that creates the crawl marks it ready when they are queued.
+local existing = redis.call('HMGET', P .. 'meta', 'identity', 'ready')
+if existing[1] then return {0, existing[1], existing[2] and 1 or 0} end
 redis.call('HSET', P .. 'meta', 'identity', ARGV[1], 'created', now_ms(),
   'per_host', ARGV[2], 'max_pages', ARGV[3], 'robots', ARGV[4],
-  'delay', ARGV[5], 'lease', ARGV[6], 'max_query_variants', ARGV[7])
-see(8, #ARGV, now_ms())
-return {1, ARGV[1]}
+  'delay', ARGV[5], 'lease', ARGV[6], 'max_query_variants', ARGV[7],
+  'shards', ARGV[8])
+if ARGV[8] == '' then
+  see(9, now_ms())
+  redis.call('HSET', P .. 'meta', 'ready', 1)
+end
+return {1}
 -- ANCHOR_END: init

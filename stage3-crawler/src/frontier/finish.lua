@@ -1,0 +1,4 @@
+-- Notes when the crawl was first found finished, on the server's clock
+-- (on a cluster, where no one shard's claim can tell).
+redis.call('HSETNX', P .. 'meta', 'finished', now_ms())
+return 1
