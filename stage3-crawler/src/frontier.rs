@@ -200,9 +200,6 @@ pub enum Completed {
     /// The lease ran out before: the URL went back to the queue, and
     /// whoever takes it next reports it.
     Lost,
-    /// Its record was not JSON (a bug of ours): nothing was done, and the
-    /// lease will run out.
-    Unreadable,
     /// Recorded. The page's link counts, and what became of each link.
     Done {
         /// The page's links that the rules let through: its `num_urls`.
@@ -242,6 +239,10 @@ pub struct Frontier {
     shards: RefCell<Option<Rc<[String]>>>,
     /// Each host's shard, as the crawl placed it (see `assign.lua`).
     placed: RefCell<HashMap<String, usize>>,
+    /// Hosts this process has told Redis have no delay: told once, since
+    /// a delay of zero moves nothing (a delay above zero is told after
+    /// every request, to start the next one's wait).
+    told: RefCell<std::collections::HashSet<String>>,
     /// The shard the next idle claim starts from, so that claims take
     /// turns among shards.
     next_claim: Cell<usize>,
@@ -272,6 +273,7 @@ impl Frontier {
             url,
             shards: RefCell::new(None),
             placed: RefCell::new(HashMap::new()),
+            told: RefCell::new(std::collections::HashSet::new()),
             next_claim: Cell::new(0),
             patience: Cell::new(patience),
             lost: Cell::new(false),
@@ -740,9 +742,15 @@ impl Frontier {
                     .zip(link_shard[i])
                     .filter(|(_, s)| **s == shard)
                     .map(|(l, _)| l);
+                let delay = match c.delay {
+                    Some(d) if !d.is_zero() || !self.told.borrow().contains(&c.host) => {
+                        d.as_millis().to_string()
+                    }
+                    _ => String::new(),
+                };
                 fields.push([
                     c.token.to_string(),
-                    c.delay.map_or(String::new(), |d| d.as_millis().to_string()),
+                    delay,
                     (c.known + elsewhere[i].0).to_string(),
                     elsewhere[i].1.to_string(),
                     String::new(),
@@ -778,7 +786,6 @@ impl Frontier {
                 done[i] = Some(match codes.as_slice() {
                     [-2, ..] => return Err(self.gone()),
                     [-1, ..] => Completed::Lost,
-                    [-3, ..] => Completed::Unreadable,
                     [urls, new, codes @ ..] => {
                         let mut codes = codes.iter();
                         let mut seen = Vec::with_capacity(batch[i].links.len());
@@ -803,6 +810,11 @@ impl Frontier {
             .into_iter()
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| unexpected("complete"))?;
+        for (c, done) in batch.iter().zip(&done) {
+            if c.delay == Some(Duration::ZERO) && matches!(done, Completed::Done { .. }) {
+                self.told.borrow_mut().insert(c.host.clone());
+            }
+        }
         Ok((done, claimed))
     }
     // ANCHOR_END: complete_many
@@ -862,8 +874,10 @@ impl Frontier {
                 };
                 let page = page.into_items().ok_or_else(|| unexpected("HSCAN"))?;
                 for pair in page.chunks(2) {
-                    if let Some(value) = pair.get(1).and_then(Frame::as_str) {
-                        records.push(value.to_string());
+                    if let [url, value] = pair
+                        && let (Some(url), Some(value)) = (url.as_str(), value.as_str())
+                    {
+                        records.push(record_json(url, value));
                     }
                 }
                 cursor = next
@@ -994,6 +1008,7 @@ impl Frontier {
         }
         *self.shards.borrow_mut() = None;
         self.placed.borrow_mut().clear();
+        self.told.borrow_mut().clear();
         Ok(deleted)
     }
 
@@ -1308,6 +1323,38 @@ fn seen_code(code: i64) -> Seen {
 fn items(reply: Frame) -> io::Result<Vec<Frame>> {
     reply.into_items().ok_or_else(|| unexpected("a script"))
 }
+
+// ANCHOR: record_json
+/// A URL's record as the report in Redis keeps it, as the JSON a
+/// process's report writes: `=NUM_URLS NUM_NEW_URLS` and the record the
+/// process sent, whose counts only Redis knew; or `-REASON` and the page
+/// that linked the URL, for a URL `see` refused. Anything else is given
+/// back as it is, for the reader to call unreadable.
+fn record_json(url: &str, value: &str) -> String {
+    let (head, rest) = value.split_once('\n').unwrap_or((value, ""));
+    if let Some(reason) = head.strip_prefix('-') {
+        let from = (!rest.is_empty()).then_some(rest);
+        return serde_json::json!({"url": url, "skipped": reason, "from": from}).to_string();
+    }
+    let counts = head.strip_prefix('=').and_then(|c| c.split_once(' '));
+    let parsed = serde_json::from_str::<serde_json::Value>(rest);
+    match (counts, parsed) {
+        (Some((urls, new)), Ok(mut record)) => {
+            if let (Ok(urls), Ok(new), Some(fields)) = (
+                urls.parse::<u64>(),
+                new.parse::<u64>(),
+                record.as_object_mut(),
+            ) && fields.contains_key("num_urls")
+            {
+                fields.insert("num_urls".into(), urls.into());
+                fields.insert("num_new_urls".into(), new.into());
+            }
+            record.to_string()
+        }
+        _ => value.to_string(),
+    }
+}
+// ANCHOR_END: record_json
 
 /// A counter that may be below zero, sent as a string; 0 if absent.
 fn signed(frame: &Frame) -> i64 {

@@ -211,16 +211,21 @@ impl Shared {
         }
     }
 
-    /// The work a claim returned, as the frontier's JSON holds it; `None`
-    /// if it cannot be read.
-    fn leased_work(&self, json: &str, token: u64) -> Option<Work> {
-        let v: serde_json::Value = serde_json::from_str(json).ok()?;
-        let number = |key: &str| v[key].as_u64().and_then(|n| u32::try_from(n).ok());
+    /// The work a claim returned, in the frontier's four lines (URL, the
+    /// page that linked it or nothing, depth, redirects); `None` if it
+    /// cannot be read.
+    fn leased_work(&self, text: &str, token: u64) -> Option<Work> {
+        let mut lines = text.split('\n');
+        let (url, from, depth, redirects) =
+            (lines.next()?, lines.next()?, lines.next()?, lines.next()?);
+        if lines.next().is_some() {
+            return None;
+        }
         Some(Work {
-            url: Url::parse(v["url"].as_str()?).ok()?,
-            max_redirect: number("redirects")?,
-            from: v["from"].as_str().map(Rc::from),
-            depth: number("depth")?,
+            url: Url::parse(url).ok()?,
+            max_redirect: redirects.parse().ok()?,
+            from: (!from.is_empty()).then(|| Rc::from(from)),
+            depth: depth.parse().ok()?,
             sitemap: false,
             lease: Some(token),
         })
@@ -256,7 +261,7 @@ impl Shared {
         };
         match self.frontier.complete(completion).await {
             Ok(Completed::Done { .. }) => crawl.keep_statistic(stat),
-            Ok(Completed::Lost | Completed::Unreadable) => {}
+            Ok(Completed::Lost) => {}
             Err(e) => crawl.log().error(format_args!("completing {url}: {e}")),
         }
         release_held(self, url, token);
@@ -508,12 +513,6 @@ impl Shared {
         release_held(self, url, token);
         match completed {
             Ok(Completed::Done { urls, new, seen }) => Some((urls, new, seen)),
-            Ok(Completed::Unreadable) => {
-                crawl.log().error(format_args!(
-                    "the frontier could not read {url}'s record: its lease will run out"
-                ));
-                None
-            }
             Ok(Completed::Lost) => {
                 crawl.log().warn(format_args!(
                     "the lease on {url} ran out before it was done: another worker will fetch it"

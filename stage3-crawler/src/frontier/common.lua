@@ -39,6 +39,36 @@ local function held_parts(held)
   return string.sub(held, 1, a - 1), string.sub(held, a + 1, b - 1), string.sub(held, b + 1)
 end
 
+-- ANCHOR: many
+-- Inside a script every `redis.call` costs more than the work it asks for
+-- (a fake client, the reply encoded and parsed back): about a microsecond
+-- and a half each on our machine, which was most of what a URL cost
+-- Redis. So the scripts gather their writes and make each with one
+-- command for many URLs: `HSET` with many fields, `RPUSH` with many
+-- values. `many` runs `command key values...` at most a thousand values
+-- at a time (Lua's `unpack` has a limit).
+local function many(command, key, values)
+  for i = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
+  end
+end
+
+-- `HMGET key fields...`, a thousand fields at a time.
+local function hmget(key, fields)
+  local values = {}
+  for i = 1, #fields, 1000 do
+    local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + 999, #fields)))
+    for j = 1, #part do values[i + j - 1] = part[j] end
+  end
+  return values
+end
+
+-- The writes a script gathers for its end (`flush`): records for the
+-- report (field, value, ...); each host's new work, in the order found;
+-- how many URLs were queued; and the hosts whose line changed.
+local gathered = {report = {}, work = {}, hosts = {}, queued = 0, touched = {}}
+-- ANCHOR_END: many
+
 -- ANCHOR: cap
 -- How many requests a host may have at once, summed over every process.
 -- Until its rules are known, one: the process that takes a host's first
@@ -53,8 +83,8 @@ local function cap_now(host)
   if tonumber(delay) > 0 then return 1 end
   return meta('per_host')
 end
--- Once per host and script: a script that learns a host's delay (complete)
--- sets it before it asks.
+-- Once per host and script; `complete` forgets it when it learns the
+-- host's delay.
 local caps = {}
 local function cap(host)
   if not caps[host] then caps[host] = cap_now(host) end
@@ -63,20 +93,37 @@ end
 
 -- A host is in the `ready` set, scored with the earliest time its next
 -- request may start, exactly when it has URLs waiting and a free slot.
+-- Returns whether it has URLs waiting.
 local function wake(host, now)
   if redis.call('LLEN', P .. 'q:' .. host) == 0 then
     redis.call('ZREM', P .. 'ready', host)
-    return
+    return false
   end
   local busy = tonumber(redis.call('HGET', P .. 'busy', host) or '0')
   if busy >= cap(host) then
     redis.call('ZREM', P .. 'ready', host)
-    return
+    return true
   end
   local next_start = tonumber(redis.call('HGET', P .. 'next', host) or '0')
   redis.call('ZADD', P .. 'ready', math.max(now, next_start), host)
+  return true
 end
 -- ANCHOR_END: cap
+
+-- Makes the writes gathered, and wakes each host whose line changed.
+-- `pending` moves by the URLs queued less `done`, the URLs completed.
+local function flush(now, done)
+  many('HSET', P .. 'report', gathered.report)
+  for _, host in ipairs(gathered.hosts) do
+    many('RPUSH', P .. 'q:' .. host, gathered.work[host])
+  end
+  if gathered.queued > 0 then redis.call('INCRBY', P .. 'queued', gathered.queued) end
+  if gathered.queued ~= done then
+    redis.call('INCRBY', P .. 'pending', gathered.queued - done)
+  end
+  for host in pairs(gathered.touched) do wake(host, now) end
+  gathered = {report = {}, work = {}, hosts = {}, queued = 0, touched = {}}
+end
 
 -- ANCHOR: take_ready
 -- The URLs whose lease ran out (a process died, or stalled) go back to the
@@ -97,40 +144,59 @@ local function requeue_expired(now)
   end
 end
 
--- Leases up to `wanted` URLs, each from a host that is ready (a free slot,
--- its delay over), appending url, token, host and work for each to `out`.
+-- Leases up to `wanted` URLs from hosts that are ready (a free slot, its
+-- delay over), appending url, token, host and work for each to `out`.
+-- From each host as many as its free slots allow, with one command per
+-- step for all of them, and then the host goes to the back of the ready
+-- hosts, so that claims take turns among hosts.
 local function take_ready(wanted, now, out)
   local lease = meta('lease')
   while wanted > 0 do
     local first = redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, 1)
     if #first == 0 then break end
     local host = first[1]
-    local work = redis.call('LPOP', P .. 'q:' .. host)
-    -- Our own processes wrote the work; anything else there (no URL in it)
-    -- is set aside, counted, and no longer pending, rather than failing
-    -- this script after the LPOP, which Redis would not undo.
-    local ok, decoded = pcall(cjson.decode, work or '')
-    local url = ok and type(decoded) == 'table' and decoded.url
-    if work and type(url) ~= 'string' then
-      redis.call('RPUSH', P .. 'unreadable', work)
-      redis.call('DECR', P .. 'pending')
-      work = nil
+    local busy = tonumber(redis.call('HGET', P .. 'busy', host) or '0')
+    local room = math.min(wanted, cap(host) - busy)
+    local works = room > 0 and redis.call('LPOP', P .. 'q:' .. host, room) or false
+    -- Our own processes wrote the work, its URL on the first line;
+    -- anything else there is set aside, counted, and no longer pending,
+    -- rather than failing this script after the LPOP, which Redis would
+    -- not undo.
+    local good, bad = {}, {}
+    for _, work in ipairs(works or {}) do
+      local eol = string.find(work, '\n', 1, true)
+      if eol and eol > 1 then
+        table.insert(good, {string.sub(work, 1, eol - 1), work})
+      else
+        table.insert(bad, work)
+      end
     end
-    if work then
-      local token = redis.call('INCR', P .. 'tokens')
-      local busy = redis.call('HINCRBY', P .. 'busy', host, 1)
-      redis.call('HSET', P .. 'held', url, token .. '\n' .. host .. '\n' .. work)
-      redis.call('ZADD', P .. 'leases', now + lease, url)
-      table.insert(out, url)
-      table.insert(out, token)
-      table.insert(out, host)
-      table.insert(out, work)
-      wanted = wanted - 1
+    if #bad > 0 then
+      many('RPUSH', P .. 'unreadable', bad)
+      redis.call('DECRBY', P .. 'pending', #bad)
+    end
+    if #good > 0 then
+      local token = redis.call('INCRBY', P .. 'tokens', #good) - #good
+      redis.call('HINCRBY', P .. 'busy', host, #good)
+      local held, leases = {}, {}
+      for _, taken in ipairs(good) do
+        token = token + 1
+        table.insert(held, taken[1])
+        table.insert(held, token .. '\n' .. host .. '\n' .. taken[2])
+        table.insert(leases, now + lease)
+        table.insert(leases, taken[1])
+        table.insert(out, taken[1])
+        table.insert(out, token)
+        table.insert(out, host)
+        table.insert(out, taken[2])
+      end
+      many('HSET', P .. 'held', held)
+      many('ZADD', P .. 'leases', leases)
+      wanted = wanted - #good
       -- What `wake` would do, knowing more: the host stays ready (its
-      -- delay, which only `complete` moves, is over already) unless that
-      -- was its last free slot or its last URL, and goes to the back of
-      -- the ready hosts, so that claims take turns among hosts.
-      if busy >= cap(host) or redis.call('LLEN', P .. 'q:' .. host) == 0 then
+      -- delay, which only `complete` moves, is over already) unless its
+      -- slots are full or its line empty, at the back of the line.
+      if busy + #good >= cap(host) or redis.call('LLEN', P .. 'q:' .. host) == 0 then
         redis.call('ZREM', P .. 'ready', host)
       else
         redis.call('ZADD', P .. 'ready', now, host)
@@ -156,7 +222,15 @@ end
 -- --max-query-variants, 5 robots.txt), the page's num_urls and
 -- num_new_urls (counted as one process counts them: against the seen set
 -- and query counts from before the page's links), and where the next
--- group starts.
+-- group starts. What it queues and records waits in `gathered` for the
+-- script's `flush`.
+--
+-- The work it queues is four lines: the URL, the page that linked it ('' for
+-- a root), its depth and the redirects it may follow. A URL it refuses goes
+-- in the report as '-', the reason, and on a second line that page. Neither
+-- is JSON: in Lua, encoding and decoding JSON cost more than everything
+-- else a URL asks of Redis. The process reads them (`leased_work` in
+-- shared.rs, `Frontier::records`).
 --
 -- `seen` maps each URL to what the first page that offered it was told,
 -- and that page's fingerprint: the same page offering the same link again
@@ -164,38 +238,58 @@ end
 -- dies after offering a page's links and before completing the page (on a
 -- cluster they are two scripts on two shards), and the page is fetched
 -- again.
-local function see(i, now)
+local variants, queued_before = {}, nil
+local function see(i)
   local from, fp, depth, redirects = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local first, last = i + 5, i + 4 + 5 * (tonumber(ARGV[i + 4]) or 0)
+  local n = tonumber(ARGV[i + 4]) or 0
+  local first, last = i + 5, i + 4 + 5 * n
+  if n == 0 then return {}, 0, 0, last + 1 end
   local max_pages, max_variants = meta('max_pages'), meta('max_query_variants')
-  local from_json = from == '' and 'null' or cjson.encode(from)
+  -- Query counts, read once per path and script, then kept here.
+  local function count(variant)
+    if not variants[variant] then
+      variants[variant] = tonumber(redis.call('HGET', P .. 'variants', variant) or '0')
+    end
+    return variants[variant]
+  end
   local function full(variant)
-    return variant ~= '' and
-      tonumber(redis.call('HGET', P .. 'variants', variant) or '0') >= max_variants
+    return variant ~= '' and count(variant) >= max_variants
+  end
+  local function over_max_pages()
+    if max_pages < 0 then return false end
+    if not queued_before then
+      queued_before = tonumber(redis.call('GET', P .. 'queued') or '0')
+    end
+    return queued_before + gathered.queued >= max_pages
   end
   local function skipped(url, reason)
-    redis.call('HSET', P .. 'report', url,
-      '{"url":' .. cjson.encode(url) .. ',"skipped":"' .. reason .. '","from":' .. from_json .. '}')
+    table.insert(gathered.report, url)
+    table.insert(gathered.report, '-' .. reason .. '\n' .. from)
   end
-  local urls, new, counted = 0, 0, {}
-  for j = first, last, 5 do
+  local urls = {}
+  for j = first, last, 5 do table.insert(urls, ARGV[j]) end
+  local was = hmget(P .. 'seen', urls)
+  local counted, num_urls, new = {}, 0, 0
+  for k = 1, n do
+    local j = first + 5 * (k - 1)
     local counts = string.find(ARGV[j + 4], 'c', 1, true) and not full(ARGV[j + 2])
-    local was = redis.call('HGET', P .. 'seen', ARGV[j])
     if counts then
-      urls = urls + 1
+      num_urls = num_urls + 1
       -- New to the crawl, or this page's own link offered again.
-      if not was or string.sub(was, 3) == fp then new = new + 1 end
+      if not was[k] or string.sub(was[k], 3) == fp then new = new + 1 end
     end
-    counted[j] = counts and '1' or '0'
+    counted[k] = counts and '1' or '0'
   end
-  local codes, touched, answered = {}, {}, {}
-  for j = first, last, 5 do
+  local codes, answered, remember = {}, {}, {}
+  for k = 1, n do
+    local j = first + 5 * (k - 1)
     local url, host, variant, refused, flags = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
-    local was = redis.call('HGET', P .. 'seen', url)
     local code = 0
-    if was then
+    if answered[url] then
       -- A page that links a URL twice is answered once.
-      if string.sub(was, 3) == fp and not answered[url] then code = tonumber(string.sub(was, 1, 1)) end
+      code = 0
+    elseif was[k] then
+      if string.sub(was[k], 3) == fp then code = tonumber(string.sub(was[k], 1, 1)) end
     else
       if refused ~= '' then
         skipped(url, refused)
@@ -206,25 +300,30 @@ local function see(i, now)
       elseif string.find(flags, 'r', 1, true) then
         skipped(url, 'robots')
         code = 5
-      elseif max_pages >= 0 and tonumber(redis.call('GET', P .. 'queued') or '0') >= max_pages then
+      elseif over_max_pages() then
         skipped(url, 'max-pages')
         code = 3
       else
-        redis.call('INCR', P .. 'queued')
-        redis.call('INCR', P .. 'pending')
-        if variant ~= '' then redis.call('HINCRBY', P .. 'variants', variant, 1) end
-        redis.call('RPUSH', P .. 'q:' .. host, '{"url":' .. cjson.encode(url) .. ',"from":' ..
-          from_json .. ',"depth":' .. depth .. ',"redirects":' .. redirects .. '}')
-        touched[host] = true
+        gathered.queued = gathered.queued + 1
+        if variant ~= '' then
+          redis.call('HINCRBY', P .. 'variants', variant, 1)
+          variants[variant] = count(variant) + 1
+        end
+        if not gathered.work[host] then
+          gathered.work[host] = {}
+          table.insert(gathered.hosts, host)
+        end
+        table.insert(gathered.work[host], url .. '\n' .. from .. '\n' .. depth .. '\n' .. redirects)
+        gathered.touched[host] = true
         code = 1
       end
-      redis.call('HSET', P .. 'seen', url, code .. counted[j] .. fp)
+      table.insert(remember, url)
+      table.insert(remember, code .. counted[k] .. fp)
     end
     answered[url] = true
     table.insert(codes, code)
   end
-  -- Each host that got URLs, once, however many it got.
-  for host in pairs(touched) do wake(host, now) end
-  return codes, urls, new, last + 1
+  many('HSET', P .. 'seen', remember)
+  return codes, num_urls, new, last + 1
 end
 -- ANCHOR_END: see

@@ -16,68 +16,67 @@
 -- claimed, as claim.lua's 'work' lists them (without the 'work'); then
 -- {-2} if the crawl is gone from Redis, else, for each URL in order, {-1}
 -- if the lease is no longer ours (it ran out, and the URL went back to the
--- queue), {-3} if its record is not JSON, or the page's num_urls and
--- num_new_urls, then `see`'s codes.
+-- queue), or the page's num_urls and num_new_urls, then `see`'s codes.
 if not crawl_exists() then return {{}, {-2}} end
--- Everything that can fail, before the first write: Redis does not undo a
--- script's writes when it fails halfway.
+-- The arguments, read before the first write.
 local batch, i, wanted = {}, 2, tonumber(ARGV[1]) or 0
 while i + 10 <= #ARGV do
   local links = tonumber(ARGV[i + 10]) or 0
-  local ok, record = pcall(cjson.decode, ARGV[i + 3])
   table.insert(batch, {
-    url = ARGV[i], token = ARGV[i + 1], delay = ARGV[i + 2],
+    url = ARGV[i], token = ARGV[i + 1], delay = ARGV[i + 2], record = ARGV[i + 3],
     urls = tonumber(ARGV[i + 4]) or 0, new = tonumber(ARGV[i + 5]) or 0,
-    record = ok and type(record) == 'table' and record or nil,
     group = i + 6,
   })
   i = i + 11 + 5 * links
 end
 local now = now_ms()
-local results, ring, hosts = {}, false, {}
-for _, c in ipairs(batch) do
-  local held = redis.call('HGET', P .. 'held', c.url)
+local urls = {}
+for _, c in ipairs(batch) do table.insert(urls, c.url) end
+local helds = hmget(P .. 'held', urls)
+local results, done, freed = {}, {}, {}
+for k, c in ipairs(batch) do
   local holder, host
-  if held then holder, host = held_parts(held) end
-  if not c.record then
-    table.insert(results, {-3})
-  elseif holder ~= c.token then
+  if helds[k] then holder, host = held_parts(helds[k]) end
+  if holder ~= c.token then
     table.insert(results, {-1})
   else
-    redis.call('ZREM', P .. 'leases', c.url)
-    redis.call('HDEL', P .. 'held', c.url)
-    redis.call('HINCRBY', P .. 'busy', host, -1)
+    table.insert(done, c.url)
+    freed[host] = (freed[host] or 0) + 1
     if c.delay ~= '' then
       redis.call('HSET', P .. 'delay', host, c.delay)
+      caps[host] = nil
       -- now is cut to whole milliseconds, so it may be up to 1 ms early:
       -- with a delay, the next request may start a millisecond later,
       -- never sooner than the delay after this one ended.
-      local delay = tonumber(c.delay)
-      if delay > 0 then delay = delay + 1 end
-      redis.call('HSET', P .. 'next', host, now + delay)
+      local delay = tonumber(c.delay) or 0
+      if delay > 0 then redis.call('HSET', P .. 'next', host, now + delay + 1) end
     end
-    local codes, urls, new = see(c.group, now)
-    urls, new = urls + c.urls, new + c.new
-    if c.record.num_urls ~= nil then
-      c.record.num_urls = urls
-      c.record.num_new_urls = new
-    end
-    redis.call('HSET', P .. 'report', c.url, cjson.encode(c.record))
-    redis.call('DECR', P .. 'pending')
-    hosts[host] = true
-    for _, code in ipairs(codes) do ring = ring or code == 1 end
+    local codes, num_urls, new = see(c.group)
+    num_urls, new = num_urls + c.urls, new + c.new
+    -- The record as the process sent it, after the page's counts, which
+    -- only Redis knows (`Frontier::records` puts them in).
+    table.insert(gathered.report, c.url)
+    table.insert(gathered.report, '=' .. num_urls .. ' ' .. new .. '\n' .. c.record)
     table.insert(codes, 1, new)
-    table.insert(codes, 1, urls)
+    table.insert(codes, 1, num_urls)
     table.insert(results, codes)
   end
 end
-local pending = tonumber(redis.call('GET', P .. 'pending') or '0')
-for host in pairs(hosts) do
-  wake(host, now)
-  ring = ring or redis.call('LLEN', P .. 'q:' .. host) > 0
+-- The leases, all at once.
+many('ZREM', P .. 'leases', done)
+many('HDEL', P .. 'held', done)
+for host, n in pairs(freed) do
+  redis.call('HINCRBY', P .. 'busy', host, -n)
+  gathered.touched[host] = true
 end
 -- Processes with nothing to do wait on the doorbell: ring it when there
 -- is something new to claim, or the crawl is over.
+local ring = gathered.queued > 0
+flush(now, #done)
+for host in pairs(freed) do
+  ring = ring or redis.call('LLEN', P .. 'q:' .. host) > 0
+end
+local pending = tonumber(redis.call('GET', P .. 'pending') or '0')
 if ring or pending <= 0 then
   redis.call('PUBLISH', P .. 'bell', '')
 end

@@ -16,7 +16,8 @@ redis.call('HSET', P .. 'meta', 'identity', ARGV[1], 'created', now_ms(),
   'delay', ARGV[5], 'lease', ARGV[6], 'max_query_variants', ARGV[7],
   'shards', ARGV[8])
 if ARGV[8] == '' then
-  see(9, now_ms())
+  see(9)
+  flush(now_ms(), 0)
   redis.call('HSET', P .. 'meta', 'ready', 1)
 end
 return {1}

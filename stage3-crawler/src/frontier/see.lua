@@ -9,15 +9,16 @@
 -- {-2} if the crawl is gone from this shard, else, per group, the page's
 -- num_urls and num_new_urls here, then `see`'s codes.
 if not crawl_exists() then return {{-2}} end
-local now, i, results, ring = now_ms(), 1, {}, false
+local i, results = 1, {}
 while i + 4 <= #ARGV do
-  local codes, urls, new, next = see(i, now)
-  for _, code in ipairs(codes) do ring = ring or code == 1 end
+  local codes, urls, new, next = see(i)
   table.insert(codes, 1, new)
   table.insert(codes, 1, urls)
   table.insert(results, codes)
   i = next
 end
+local ring = gathered.queued > 0
+flush(now_ms(), 0)
 if ring then redis.call('PUBLISH', P .. 'bell', '') end
 return results
 -- ANCHOR_END: see_script
