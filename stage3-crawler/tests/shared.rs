@@ -438,3 +438,153 @@ fn links_kept_in_the_process_still_count_in_each_page() {
     assert_eq!(num_urls(&shared.stdout), want);
     assert_eq!(num_urls(&merged.stdout), want);
 }
+
+/// Three slow sites, three hosts: on a cluster of three masters, a host on
+/// each.
+fn three_sites() -> Vec<DemoSite> {
+    (0..3).map(|_| slow_site()).collect()
+}
+
+/// The roots and rules of a crawl of several sites.
+fn sites_rules(sites: &[DemoSite]) -> Vec<String> {
+    let mut args: Vec<String> = sites.iter().map(|s| s.url("/")).collect();
+    args.extend(["--max-query-variants".into(), "3".into()]);
+    args
+}
+
+/// A lone crawl of the sites, checked against their answer keys.
+fn sites_reference(sites: &[DemoSite]) -> BTreeSet<(String, String)> {
+    let args = sites_rules(sites);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = crawler(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let want = lines(&out);
+    let key: BTreeSet<String> = sites
+        .iter()
+        .flat_map(|s| s.expected().into_iter().map(|e| e.url))
+        .collect();
+    let fetched: BTreeSet<String> = want
+        .iter()
+        .filter(|(_, what)| !what.starts_with('"'))
+        .map(|(url, _)| url.clone())
+        .collect();
+    assert_eq!(fetched, key);
+    for site in sites {
+        site.reset_counters();
+    }
+    want
+}
+
+/// `redis-cli -c` (which follows a cluster's redirections) on `port`.
+fn redis_cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-c", "-p", &port.to_string()])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn on_a_redis_cluster_three_processes_share_three_sites_over_three_shards() {
+    let sites = three_sites();
+    let want = sites_reference(&sites);
+    let mut cluster = redis_client::RedisCluster::start(3);
+    let frontier = cluster.url("cl").to_string();
+    let mut args = sites_rules(&sites);
+    args.extend(["--frontier".into(), frontier.clone()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let a = spawn(crawler(&args));
+    // Any node of the cluster will do.
+    let elsewhere = cluster.nodes()[1].url("cl").to_string();
+    let b = joiner(&elsewhere, &[]);
+    let c = joiner(&cluster.nodes()[2].url("cl").to_string(), &[]);
+    let reports: Vec<_> = [a, b, c].into_iter().map(|p| lines(&finished(p))).collect();
+    let mut union = BTreeSet::new();
+    for report in &reports {
+        for line in report {
+            assert!(union.insert(line.clone()), "{line:?} is in two reports");
+        }
+    }
+    assert_eq!(union, want);
+    assert_eq!(merged(&frontier), want);
+    assert_eq!(merged(&elsewhere), want);
+    for site in &sites {
+        let per_path = pages_requested(site);
+        assert!(per_path.values().all(|&n| n == 1), "{per_path:?}");
+    }
+    // One host on each of the three shards, one shard on each master.
+    let port = cluster.nodes()[0].port();
+    let mut placed: Vec<String> = sites
+        .iter()
+        .map(|site| {
+            let host = site.url("/").trim_start_matches("http://").replace('/', "");
+            redis_cli(port, &["HGET", "stage3:{cl}:hosts", &host])
+                .trim()
+                .to_string()
+        })
+        .collect();
+    placed.sort();
+    assert_eq!(placed, ["0", "1", "2"]);
+    let ports: Vec<u16> = cluster.nodes().iter().map(|n| n.port()).collect();
+    let holding = ports
+        .iter()
+        .filter(|p| !redis_cli(**p, &["--scan", "--pattern", "stage3:*"]).is_empty())
+        .count();
+    assert_eq!(holding, 3, "every master holds a shard of the crawl");
+
+    // Cleared from every master, whichever node is named.
+    let cleared = crawler(&["--frontier", &elsewhere, "--frontier-clear"])
+        .output()
+        .unwrap();
+    assert_eq!(cleared.status.code(), Some(0));
+    for port in ports {
+        assert_eq!(redis_cli(port, &["--scan", "--pattern", "stage3:*"]), "");
+    }
+    let gone = crawler(&["--frontier", &frontier, "--report-only"])
+        .output()
+        .unwrap();
+    assert_eq!(gone.status.code(), Some(1));
+}
+
+#[test]
+fn on_a_redis_cluster_a_process_killed_mid_crawl_loses_nothing() {
+    let sites = three_sites();
+    let want = sites_reference(&sites);
+    let total: u64 = {
+        // The lone crawl's requests, robots.txt aside, before the reset.
+        want.iter().filter(|(_, w)| !w.starts_with('"')).count() as u64
+    };
+    let cluster = redis_client::RedisCluster::start(3);
+    let frontier = cluster.url("ck").to_string();
+    let mut args = sites_rules(&sites);
+    args.extend(["--frontier".into(), frontier.clone()]);
+    args.extend(["--lease".into(), "1s".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let a = spawn(crawler(&args));
+    let mut b = joiner(&frontier, &[]);
+    let c = joiner(&frontier, &[]);
+    let requests = || sites.iter().map(|s| s.counters().requests).sum::<u64>();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while requests() < total / 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the crawl never got a third of the way"
+        );
+        // Polling three sites' counters, with a deadline.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    b.kill().unwrap(); // SIGKILL
+    b.wait().unwrap();
+    finished(a);
+    finished(c);
+    assert_eq!(merged(&frontier), want);
+    let mut again = 0;
+    for site in &sites {
+        let per_path = pages_requested(site);
+        assert!(per_path.values().all(|&n| n <= 2), "{per_path:?}");
+        again += per_path.values().map(|n| n - 1).sum::<u64>();
+    }
+    assert!(again <= WORKERS, "{again} pages were fetched again");
+}

@@ -10,16 +10,18 @@ local function now_ms()
 end
 
 -- The crawl's numbers, read from `meta` once per script, when first
--- needed (`init` writes them before it needs them), with whether the
--- crawl's identity is there at all: one round of reading for both.
+-- needed (`init` writes them before it needs them, and all at once, so
+-- `lease` is there exactly when the crawl is): one round of reading for
+-- both. Not the identity, which can be long: it would be copied into Lua
+-- on every call.
 local numbers, exists
 local function meta(field)
   if not numbers then
-    local names = {'per_host', 'max_pages', 'robots', 'delay', 'lease', 'max_query_variants', 'identity'}
+    local names = {'per_host', 'max_pages', 'robots', 'delay', 'lease', 'max_query_variants'}
     local values = redis.call('HMGET', P .. 'meta', unpack(names))
     numbers = {}
     for i, name in ipairs(names) do numbers[name] = tonumber(values[i]) end
-    exists = values[#names] ~= false
+    exists = values[5] ~= false
   end
   return numbers[field]
 end
