@@ -2,7 +2,9 @@
 //! frontier in a real redis-server against two and four, with the same
 //! workers in all (`max_tasks` split between them), and one process
 //! without a frontier; and what Redis costs per URL: its commands, and its
-//! own CPU time.
+//! own CPU time. Then (d), where links dominate, on one Redis, and (e),
+//! thirty sites on a Redis Cluster of three masters: how evenly the shards
+//! share the work.
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -16,7 +18,7 @@ use bench::crawl::{self, Visit, Workload};
 use bench::stats::median;
 use bench::table::{Row, Target, Unit};
 use demo_site::DemoSite;
-use redis_client::RedisServer;
+use redis_client::{RedisCluster, RedisServer};
 
 use super::{CRAWL_LIMIT, Options, check, measure, on_path, stage3_crawl};
 
@@ -123,11 +125,99 @@ pub(super) fn frontier_rows(
         target: None,
     });
     rows.extend(link_heavy_rows(&redis, opts, me, bin)?);
+    rows.extend(many_hosts_rows(opts, me, bin)?);
     Ok(rows)
 }
 
 /// Redis's target on a link-heavy crawl: CPU per URL, in nanoseconds.
 const LINK_HEAVY_TARGET_NS: f64 = 20_000.0;
+
+/// What one process on a shared frontier may cost against none.
+const SHARED_COST: f64 = 1.3;
+
+/// The most of a three-master cluster's Redis CPU that its busiest master
+/// may do on a crawl of many hosts.
+const BUSIEST_SHARE: f64 = 0.45;
+
+/// Sites in (e).
+const MANY_HOSTS: usize = 30;
+
+// ANCHOR: many_hosts_rows
+/// (e) The link-heavy pages spread over thirty demo sites (thirty hosts),
+/// crawled by one process of 100 workers on a Redis Cluster of three
+/// masters: Redis's CPU per URL summed over the masters, and the busiest
+/// master's share of it. Each host's keys live on one shard, so the
+/// shards share the work as evenly as the hosts are spread.
+fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, String> {
+    if on_path("redis-cli").is_none() {
+        return Ok(Vec::new());
+    }
+    let config = demo_site::SiteConfig {
+        pages: 5_000 / MANY_HOSTS,
+        fan_out: 20,
+        page_size: 20_000,
+        ..demo_site::SiteConfig::default()
+    };
+    let sites = (0..MANY_HOSTS)
+        .map(|_| DemoSite::start(config.clone()).map_err(|e| format!("demo site: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let expected: BTreeSet<Visit> = sites.iter().flat_map(crawl::expected_visits).collect();
+    let roots: Vec<String> = sites.iter().map(|s| s.url("/")).collect();
+    let mut cluster = RedisCluster::start(3);
+    let addrs: Vec<SocketAddr> = cluster.nodes().iter().map(|n| n.addr()).collect();
+    let (mut per_url, mut busiest) = (Vec::new(), Vec::new());
+    for round in 0..opts.rounds {
+        let frontier = cluster.url(&format!("bench-hosts-{round}")).to_string();
+        let before = addrs.iter().map(|a| redis_info(*a)).collect::<Result<Vec<_>, _>>()?;
+        let mut command = measure(me, bin);
+        stage3_crawl(&mut command, &roots[0], "100")
+            .args(&roots[1..])
+            .args(["--per-host", "100", "--ignore-robots", "--frontier", &frontier]);
+        let measured = child::run(&mut command, CRAWL_LIMIT)
+            .map_err(|e| format!("stage 3 on a Redis Cluster failed: {e}"))?;
+        let after = addrs.iter().map(|a| redis_info(*a)).collect::<Result<Vec<_>, _>>()?;
+        let crawled = crawl::parse_stage3_json(&merged_report(bin, &frontier)?)?;
+        check("stage 3 on a Redis Cluster", &crawled.visits, &expected)?;
+        let cpu: Vec<f64> = before.iter().zip(&after).map(|(b, a)| a.cpu - b.cpu).collect();
+        let total: f64 = cpu.iter().sum();
+        let most = cpu.iter().cloned().fold(0.0, f64::max);
+        let ns = total * 1e9 / expected.len() as f64;
+        println!(
+            "  round {}: (e) {} URLs of {MANY_HOSTS} hosts on a three-master cluster: {:.3} s \
+             wall, redis: {ns:.0} ns CPU per URL, shards {:?} ms",
+            round + 1,
+            expected.len(),
+            measured.usage.wall.as_secs_f64(),
+            cpu.iter().map(|c| (c * 1000.0).round()).collect::<Vec<_>>()
+        );
+        per_url.push(ns);
+        busiest.push(if total > 0.0 { most / total } else { 1.0 });
+    }
+    for site in sites {
+        site.shutdown();
+    }
+    Ok(vec![
+        Row {
+            what: format!(
+                "(e) the same pages on {MANY_HOSTS} hosts ({} URLs), one process on a Redis \
+                 Cluster of three masters: Redis's CPU per URL, summed over the masters",
+                expected.len()
+            ),
+            unit: Unit::Nanos,
+            ours: median(&per_url),
+            theirs: None,
+            target: Some(Target::Below(LINK_HEAVY_TARGET_NS)),
+        },
+        Row {
+            what: "(e) the busiest master's share of the cluster's Redis CPU".into(),
+            unit: Unit::Count,
+            ours: median(&busiest),
+            theirs: None,
+            target: Some(Target::Below(BUSIEST_SHARE)),
+        },
+    ])
+}
+// ANCHOR_END: many_hosts_rows
 
 // ANCHOR: link_heavy_rows
 /// The frontier's cost where links dominate: 5,000 pages of 20 KB with 20
@@ -154,14 +244,23 @@ fn link_heavy_rows(
     };
     let site = DemoSite::start(workload.site.clone()).map_err(|e| format!("demo site: {e}"))?;
     let expected = crawl::expected_visits(&site);
-    let mut per_url = Vec::new();
+    let (mut per_url, mut shared, mut alone) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..opts.rounds {
+        // Without a frontier first on odd rounds, second on even ones.
+        let alone_first = round % 2 == 1;
+        if alone_first {
+            alone.push(run_layout(0, redis, "", &workload, &site, me, bin, &expected)?);
+        }
         let name = format!("bench-links-{round}");
         let run = run_layout(1, redis, &name, &workload, &site, me, bin, &expected)?;
+        if !alone_first {
+            alone.push(run_layout(0, redis, "", &workload, &site, me, bin, &expected)?);
+        }
         let ns = run.redis_cpu * 1e9 / expected.len() as f64;
+        let none = alone.last().map_or(0.0, |r| r.wall);
         println!(
-            "  round {}: (d) {} URLs on a shared frontier, one process: {:.3} s wall, \
-             redis: {:.0} ns CPU and {:.1} commands per URL",
+            "  round {}: (d) {} URLs on a shared frontier, one process: {:.3} s wall \
+             ({none:.3} s without), redis: {:.0} ns CPU and {:.1} commands per URL",
             round + 1,
             expected.len(),
             run.wall,
@@ -169,10 +268,28 @@ fn link_heavy_rows(
             run.commands / expected.len() as f64
         );
         per_url.push(ns);
+        shared.push(run);
     }
     site.shutdown();
     let ns = median(&per_url);
+    let med = |runs: &[Run], f: fn(&Run) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
     Ok(vec![
+        Row {
+            what: "(d) link-heavy crawl, one process on a shared frontier: wall time (against none)"
+                .into(),
+            unit: Unit::Secs,
+            ours: med(&shared, |r| r.wall),
+            theirs: med(&alone, |r| r.wall),
+            target: Some(Target::RatioAtMost(SHARED_COST)),
+        },
+        Row {
+            what: "(d) link-heavy crawl, one process on a shared frontier: CPU time (against none)"
+                .into(),
+            unit: Unit::Secs,
+            ours: med(&shared, |r| r.cpu),
+            theirs: med(&alone, |r| r.cpu),
+            target: None,
+        },
         Row {
             what: format!(
                 "(d) link-heavy crawl (5,000 pages of 20 KB, 20 links each: {} URLs), one \
