@@ -637,7 +637,6 @@ impl Frontier {
         done.pop().ok_or_else(|| unexpected("complete"))
     }
 
-    // ANCHOR: complete_many
     /// Completes several leased URLs, each as [`complete`](Self::complete)
     /// would: what each came to, in order. On one Redis that is one script.
     /// On a cluster, the links whose hosts live on another shard than
@@ -817,7 +816,6 @@ impl Frontier {
         }
         Ok((done, claimed))
     }
-    // ANCHOR_END: complete_many
 
     /// Extends the leases on `held`. Returns how many were still ours.
     pub async fn renew(&self, held: &[Held]) -> io::Result<usize> {
@@ -1098,6 +1096,7 @@ impl Frontier {
     ) -> io::Result<Frame> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
+        let mut redirected = false;
         loop {
             let tried = runtime::timeout(COMMAND_TIMEOUT, async {
                 let pool = self.nodes.pool_for(key.as_bytes()).await?;
@@ -1116,15 +1115,15 @@ impl Frontier {
                     }
                     return Ok(reply);
                 }
-                Ok(Err(e)) if is_redirect(&e) => {
-                    // The slot moved: ask where it is, and go there at once.
+                Ok(Err(e)) if is_redirect(&e) && !redirected => {
+                    // The slot moved: ask where it is, and go there at
+                    // once. A slot still moving (`ASK`, or `MOVED` again)
+                    // is waited out below, like a passing refusal.
+                    redirected = true;
                     self.nodes.forget();
-                    if started.elapsed() < self.patience.get().max(COMMAND_TIMEOUT) {
-                        continue;
-                    }
-                    e.to_string()
+                    continue;
                 }
-                Ok(Err(e)) if !e.is_fatal() && !is_transient(&e) => {
+                Ok(Err(e)) if !e.is_fatal() && !is_transient(&e) && !is_redirect(&e) => {
                     return Err(io::Error::other(format!("{}: {e}", self.url)));
                 }
                 Ok(Err(e)) => e.to_string(),

@@ -168,17 +168,33 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
     let (mut per_url, mut busiest) = (Vec::new(), Vec::new());
     for round in 0..opts.rounds {
         let frontier = cluster.url(&format!("bench-hosts-{round}")).to_string();
-        let before = addrs.iter().map(|a| redis_info(*a)).collect::<Result<Vec<_>, _>>()?;
+        let before = addrs
+            .iter()
+            .map(|a| redis_info(*a))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut command = measure(me, bin);
         stage3_crawl(&mut command, &roots[0], "100")
             .args(&roots[1..])
-            .args(["--per-host", "100", "--ignore-robots", "--frontier", &frontier]);
+            .args([
+                "--per-host",
+                "100",
+                "--ignore-robots",
+                "--frontier",
+                &frontier,
+            ]);
         let measured = child::run(&mut command, CRAWL_LIMIT)
             .map_err(|e| format!("stage 3 on a Redis Cluster failed: {e}"))?;
-        let after = addrs.iter().map(|a| redis_info(*a)).collect::<Result<Vec<_>, _>>()?;
+        let after = addrs
+            .iter()
+            .map(|a| redis_info(*a))
+            .collect::<Result<Vec<_>, _>>()?;
         let crawled = crawl::parse_stage3_json(&merged_report(bin, &frontier)?)?;
         check("stage 3 on a Redis Cluster", &crawled.visits, &expected)?;
-        let cpu: Vec<f64> = before.iter().zip(&after).map(|(b, a)| a.cpu - b.cpu).collect();
+        let cpu: Vec<f64> = before
+            .iter()
+            .zip(&after)
+            .map(|(b, a)| a.cpu - b.cpu)
+            .collect();
         let total: f64 = cpu.iter().sum();
         let most = cpu.iter().cloned().fold(0.0, f64::max);
         let ns = total * 1e9 / expected.len() as f64;
@@ -249,12 +265,16 @@ fn link_heavy_rows(
         // Without a frontier first on odd rounds, second on even ones.
         let alone_first = round % 2 == 1;
         if alone_first {
-            alone.push(run_layout(0, redis, "", &workload, &site, me, bin, &expected)?);
+            alone.push(run_layout(
+                0, redis, "", &workload, &site, me, bin, &expected,
+            )?);
         }
         let name = format!("bench-links-{round}");
         let run = run_layout(1, redis, &name, &workload, &site, me, bin, &expected)?;
         if !alone_first {
-            alone.push(run_layout(0, redis, "", &workload, &site, me, bin, &expected)?);
+            alone.push(run_layout(
+                0, redis, "", &workload, &site, me, bin, &expected,
+            )?);
         }
         let ns = run.redis_cpu * 1e9 / expected.len() as f64;
         let none = alone.last().map_or(0.0, |r| r.wall);
@@ -275,8 +295,9 @@ fn link_heavy_rows(
     let med = |runs: &[Run], f: fn(&Run) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
     Ok(vec![
         Row {
-            what: "(d) link-heavy crawl, one process on a shared frontier: wall time (against none)"
-                .into(),
+            what:
+                "(d) link-heavy crawl, one process on a shared frontier: wall time (against none)"
+                    .into(),
             unit: Unit::Secs,
             ours: med(&shared, |r| r.wall),
             theirs: med(&alone, |r| r.wall),
