@@ -369,38 +369,40 @@ impl Frontier {
         // Ours, and its roots not queued yet: a cluster's other shards get
         // the crawl's numbers, and the roots go to their hosts' shards.
         let layout = self.shards().await?;
-        if layout.len() > 1 {
-            for prefix in layout.iter().skip(1) {
-                let key = format!("{prefix}meta");
-                let mut command: Vec<&str> = vec!["HSET", &key, "identity", identity];
-                for (name, value) in &numbers {
-                    command.extend([*name, value.as_str()]);
-                }
-                self.call(&key, async |conn: &mut Connection| {
-                    conn.command(&command).await
-                })
-                .await?;
+        if layout.len() == 1 {
+            // init.lua queued the roots, and the crawl is ready.
+            return Ok(existing);
+        }
+        for prefix in layout.iter().skip(1) {
+            let key = format!("{prefix}meta");
+            let mut command: Vec<&str> = vec!["HSET", &key, "identity", identity];
+            for (name, value) in &numbers {
+                command.extend([*name, value.as_str()]);
             }
-            let hosts: Vec<&str> = roots.iter().map(|r| r.host.as_str()).collect();
-            let placed = self.place(&hosts).await?;
-            for (shard, prefix) in layout.iter().enumerate() {
-                let here: Vec<&Link> = roots
-                    .iter()
-                    .zip(&placed)
-                    .filter(|(_, s)| **s == shard)
-                    .map(|(r, _)| r)
-                    .collect();
-                if here.is_empty() {
-                    continue;
-                }
-                let mut group = Group::default();
-                group.push(&roots_origin, here.into_iter());
-                let mut args = Vec::new();
-                group.extend_args(&mut args);
-                let reply = self.run(&self.see, prefix, &args).await?;
-                if gone_reply(&reply) {
-                    return Err(self.gone());
-                }
+            self.call(&key, async |conn: &mut Connection| {
+                conn.command(&command).await
+            })
+            .await?;
+        }
+        let hosts: Vec<&str> = roots.iter().map(|r| r.host.as_str()).collect();
+        let placed = self.place(&hosts).await?;
+        for (shard, prefix) in layout.iter().enumerate() {
+            let here: Vec<&Link> = roots
+                .iter()
+                .zip(&placed)
+                .filter(|(_, s)| **s == shard)
+                .map(|(r, _)| r)
+                .collect();
+            if here.is_empty() {
+                continue;
+            }
+            let mut group = Group::default();
+            group.push(&roots_origin, here.into_iter());
+            let mut args = Vec::new();
+            group.extend_args(&mut args);
+            let reply = self.run(&self.see, prefix, &args).await?;
+            if gone_reply(&reply) {
+                return Err(self.gone());
             }
         }
         let key = self.key("meta");
@@ -1300,10 +1302,11 @@ impl Drop for Kept<'_> {
 }
 
 /// A refusal that passes by itself: Redis loading its data after a
-/// restart, busy with a slow script, or a replica between masters.
+/// restart, busy with a slow script, a replica between masters, or a
+/// cluster missing a master that is on its way back (or being replaced).
 fn is_transient(e: &Error) -> bool {
     matches!(e, Error::Server(message)
-        if ["LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN"]
+        if ["LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN"]
             .iter()
             .any(|prefix| message.starts_with(prefix)))
 }

@@ -588,3 +588,38 @@ fn on_a_redis_cluster_a_process_killed_mid_crawl_loses_nothing() {
     }
     assert!(again <= WORKERS, "{again} pages were fetched again");
 }
+
+#[test]
+fn on_a_redis_cluster_a_master_restarting_mid_crawl_costs_a_wait() {
+    let sites = three_sites();
+    let want = sites_reference(&sites);
+    let total = want.iter().filter(|(_, w)| !w.starts_with('"')).count() as u64;
+    // Masters that keep their data, and their slots, across a restart.
+    let mut cluster = redis_client::RedisCluster::start_with(3, true);
+    let frontier = cluster.url("cr").to_string();
+    let mut args = sites_rules(&sites);
+    args.extend(["--frontier".into(), frontier.clone()]);
+    args.extend(["--frontier-patience".into(), "30s".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let a = spawn(crawler(&args));
+    let requests = || sites.iter().map(|s| s.counters().requests).sum::<u64>();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while requests() < total / 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the crawl never got a third of the way"
+        );
+        // Polling three sites' counters, with a deadline.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Not the node the crawl was started through: one that holds a shard.
+    cluster.nodes()[2].restart();
+    cluster.wait_until_ok();
+    let out = finished(a);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is back"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(merged(&frontier), want);
+}

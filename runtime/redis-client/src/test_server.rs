@@ -174,6 +174,13 @@ impl RedisCluster {
     /// Starts `masters` servers in cluster mode, joins them into one
     /// cluster, and waits until every node says the cluster is ok.
     pub fn start(masters: usize) -> RedisCluster {
+        RedisCluster::start_with(masters, false)
+    }
+
+    /// Starts a cluster whose nodes keep their data, and their place in
+    /// the cluster, across [`RedisServer::restart`] when `appendonly` is
+    /// true.
+    pub fn start_with(masters: usize, appendonly: bool) -> RedisCluster {
         let nodes: Vec<RedisServer> = (0..masters)
             .map(|_| {
                 let extra = [
@@ -182,7 +189,7 @@ impl RedisCluster {
                     "--cluster-config-file",
                     "nodes.conf",
                 ];
-                RedisServer::start_args(false, extra.iter().map(|s| s.to_string()).collect())
+                RedisServer::start_args(appendonly, extra.iter().map(|s| s.to_string()).collect())
             })
             .collect();
         let mut create = Command::new("redis-cli");
@@ -199,8 +206,16 @@ impl RedisCluster {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        let cluster = RedisCluster { nodes };
+        cluster.wait_until_ok();
+        cluster
+    }
+
+    /// Waits until every node says the cluster is ok (after it was made,
+    /// or after a node restarted).
+    pub fn wait_until_ok(&self) {
         let deadline = Instant::now() + STARTUP;
-        for node in &nodes {
+        for node in &self.nodes {
             while !cluster_ok(node.addr()) {
                 assert!(
                     Instant::now() < deadline,
@@ -210,7 +225,6 @@ impl RedisCluster {
                 std::thread::sleep(Duration::from_millis(20)); // polling, with a deadline
             }
         }
-        RedisCluster { nodes }
     }
 
     /// Its servers.
