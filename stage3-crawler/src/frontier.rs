@@ -17,26 +17,34 @@
 //!   on the first shard, also the other shards (`shards`), whether the
 //!   roots are queued (`ready`), and when the crawl was created and found
 //!   finished;
-//! - `hosts`: on the first shard, each host's shard;
+//! - `hosts` and `hosts_given`: on the first shard, each host's shard, and
+//!   how many hosts were given one (the turn);
 //! - `seen`: every URL seen, queued or skipped, with what the first page
 //!   that offered it was told (the global dedup set);
 //! - `queued`: how many URLs were queued, for `--max-pages` (a crawl with
 //!   `--max-pages` keeps to one shard: the count must be one number);
 //! - `pending`: URLs queued and not yet completed (the join's count,
 //!   summed over the shards);
-//! - `q:HOST`: each host's line of URLs waiting, as JSON work;
+//! - `q:HOST`: each host's line of URLs waiting, each four lines (the URL,
+//!   the page that linked it, its depth, the redirects it may follow);
 //! - `ready`: the hosts that may be claimed from, scored with the time
 //!   their next request may start; `busy`, `delay` and `next`: each host's
 //!   requests in flight, its delay once known, and when its delay ends;
 //! - `leases` and `held`: every URL taken, with its deadline and holder;
 //! - `variants`: how many query strings each path has had queued;
-//! - `report`: every URL's record, a statistic or a skipped URL, as JSON;
+//! - `report`: every URL's record: `=NUM_URLS NUM_NEW_URLS` and the JSON
+//!   statistic its process sent, or `-REASON` and the page that linked a
+//!   URL `see` refused ([`Frontier::records`] makes JSON of both);
 //! - `tokens` and `expired`: counters of leases given and run out;
 //! - `unreadable`: work in a host's line that held no URL, set aside.
 //!
-//! And a channel per shard, `bell`: `complete` publishes on it when there
-//! is something new to claim, or the crawl is over, so that a process with
-//! nothing to do hears of it at once instead of polling.
+//! And a channel per shard, `bell`: `complete`, `see` and `release`
+//! publish on it when there is something new to claim, or the crawl is
+//! over, so that a process with nothing to do hears of it at once instead
+//! of polling.
+//!
+//! The scripts need Redis 6.2 or later (`LPOP` with a count); Debian 12
+//! has 7.0.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -179,7 +187,7 @@ pub struct Leased {
     pub token: u64,
     /// Its host key.
     pub host: String,
-    /// The work, as JSON.
+    /// The work, in the frontier's four lines (see `q:HOST` above).
     pub work: String,
 }
 
@@ -258,6 +266,7 @@ pub struct Frontier {
     see: Script,
     assign: Script,
     finish: Script,
+    counts: Script,
     renew: Script,
     release: Script,
 }
@@ -284,6 +293,7 @@ impl Frontier {
             see: script!("see.lua"),
             assign: script!("assign.lua"),
             finish: script!("finish.lua"),
+            counts: script!("counts.lua"),
             renew: script!("renew.lua"),
             release: script!("release.lua"),
         }
@@ -502,6 +512,9 @@ impl Frontier {
             args.extend(missing.iter().map(|h| h.as_bytes()));
             let home = self.home.clone();
             let reply = items(self.run(&self.assign, &home, &args).await?)?;
+            if matches!(reply.as_slice(), [Frame::Integer(-2)]) {
+                return Err(self.gone());
+            }
             if reply.len() != missing.len() {
                 return Err(unexpected("assign"));
             }
@@ -524,15 +537,24 @@ impl Frontier {
 
     /// Takes up to `n` URLs under a lease.
     pub async fn claim(&self, n: usize) -> io::Result<Claim> {
+        let mut work = Vec::new();
+        let claimed = self.claim_into(n, &mut work).await;
+        if claimed.is_err() {
+            self.give_back(&work).await;
+        }
+        claimed
+    }
+
+    async fn claim_into(&self, n: usize, work: &mut Vec<Leased>) -> io::Result<Claim> {
         let shards = self.shards().await?;
         let only = if shards.len() == 1 { "1" } else { "0" };
         let start = self.next_claim.get();
         self.next_claim.set(start.wrapping_add(1));
-        let mut work = Vec::new();
         let mut wait: Option<Duration> = None;
         let mut empty = 0;
         for k in 0..shards.len() {
-            let prefix = &shards[(start + k) % shards.len()];
+            let shard = (start + k) % shards.len();
+            let prefix = &shards[shard];
             let wanted = (n - work.len()).to_string();
             let reply = self
                 .run(&self.claim, prefix, &[wanted.as_bytes(), only.as_bytes()])
@@ -547,7 +569,11 @@ impl Frontier {
                     let ms = Duration::from_millis(ms.max(1) as u64);
                     wait = Some(wait.map_or(ms, |w| w.min(ms)));
                 }
-                Some("work") => work.extend(leased_list(&items.collect::<Vec<_>>())?),
+                Some("work") => {
+                    let leased = leased_list(&items.collect::<Vec<_>>())?;
+                    self.remember(&leased, shard);
+                    work.extend(leased);
+                }
                 _ => return Err(unexpected("claim")),
             }
             if work.len() >= n {
@@ -555,7 +581,7 @@ impl Frontier {
             }
         }
         if !work.is_empty() {
-            return Ok(Claim::Work(work));
+            return Ok(Claim::Work(std::mem::take(work)));
         }
         if empty == shards.len() {
             if shards.len() == 1 || self.finished().await? {
@@ -588,12 +614,15 @@ impl Frontier {
             return Ok(false);
         }
         let home = self.home.clone();
-        self.run(&self.finish, &home, &[]).await?;
+        if self.run(&self.finish, &home, &[]).await?.as_integer() == Some(-2) {
+            return Err(self.gone());
+        }
         Ok(true)
     }
 
     /// Each shard's `queued` count, if the crawl is ready and no shard has
-    /// a URL pending.
+    /// a URL pending. Each shard's two counts are read at one moment (a
+    /// script), as the argument above needs.
     async fn counts(&self) -> io::Result<Option<Vec<u64>>> {
         let ready_key = self.key("meta");
         let ready = self
@@ -606,24 +635,13 @@ impl Frontier {
         }
         let mut queued = Vec::new();
         for prefix in self.shards().await?.iter() {
-            let (pending_key, queued_key) = (format!("{prefix}pending"), format!("{prefix}queued"));
-            let reply = self
-                .call(&pending_key, async |conn: &mut Connection| {
-                    let replies = conn
-                        .pipeline(&[vec!["GET", &pending_key], vec!["GET", &queued_key]])
-                        .await?;
-                    let numbers = replies
-                        .into_iter()
-                        .map(|r| r.map(|f| Frame::Integer(signed(&f))))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok(Frame::Array(numbers))
-                })
-                .await?;
+            let reply = self.run(&self.counts, prefix, &[]).await?;
             let n: Vec<i64> = items(reply)?.iter().filter_map(Frame::as_integer).collect();
             match n.as_slice() {
+                [-2] => return Err(self.gone()),
                 [pending, q] if *pending <= 0 => queued.push((*q).max(0) as u64),
                 [_, _] => return Ok(None),
-                _ => return Err(unexpected("GET")),
+                _ => return Err(unexpected("counts")),
             }
         }
         Ok(Some(queued))
@@ -653,35 +671,97 @@ impl Frontier {
         batch: &[Completion],
         claim: usize,
     ) -> io::Result<(Vec<Completed>, Vec<Leased>)> {
+        let mut claimed = Vec::new();
+        match self.complete_into(batch, claim, &mut claimed).await {
+            Ok(done) => Ok((done, claimed)),
+            Err(e) => {
+                // A shard failed after another had leased URLs to us:
+                // give them back rather than leave them to run out.
+                self.give_back(&claimed).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The first of `complete_many`'s two steps on a cluster, alone: the
+    /// links go to their shards, and the pages stay leased. It is what a
+    /// process that dies before completing its pages has done, which the
+    /// tests play.
+    pub async fn offer(&self, batch: &[Completion]) -> io::Result<()> {
         let shards = self.shards().await?;
-        // Where each page and each link lives.
+        self.offer_elsewhere(batch, &shards).await.map(|_| ())
+    }
+
+    /// Where each page and link of `batch` lives, and what became of the
+    /// links offered on other shards than their pages'.
+    async fn offer_elsewhere(
+        &self,
+        batch: &[Completion],
+        shards: &[String],
+    ) -> io::Result<Offered> {
+        // Where each page and each link lives. A link the rules refuse is
+        // never queued, so its host's line does not matter: its shard is a
+        // hash of its host, the same in every process, and it takes no
+        // turn in the placement of the hosts the crawl fetches from.
         let mut hosts: Vec<&str> = batch.iter().map(|c| c.host.as_str()).collect();
         for c in batch {
-            hosts.extend(c.links.iter().map(|l| l.host.as_str()));
+            hosts.extend(
+                c.links
+                    .iter()
+                    .filter(|l| l.refused.is_none())
+                    .map(|l| l.host.as_str()),
+            );
         }
         let placed = self.place(&hosts).await?;
-        let (pages, mut links) = placed.split_at(batch.len());
-        let mut link_shard: Vec<&[usize]> = Vec::with_capacity(batch.len());
-        for c in batch {
-            let (these, rest) = links.split_at(c.links.len());
-            link_shard.push(these);
-            links = rest;
+        let (pages, rest) = placed.split_at(batch.len());
+        let mut rest = rest.iter();
+        let link_shard: Vec<Vec<usize>> = batch
+            .iter()
+            .map(|c| {
+                c.links
+                    .iter()
+                    .map(|l| match l.refused {
+                        Some(_) => (fnv1a(l.host.as_bytes()) % shards.len() as u64) as usize,
+                        None => rest.next().copied().unwrap_or(0),
+                    })
+                    .collect()
+            })
+            .collect();
+        // Offered elsewhere only by pages whose lease is still ours, just
+        // renewed: a page whose lease ran out is someone else's now, and
+        // its links could be queued after the crawl was found finished.
+        let mut offers = vec![false; batch.len()];
+        let remote: Vec<usize> = (0..batch.len())
+            .filter(|&i| link_shard[i].iter().any(|s| *s != pages[i]))
+            .collect();
+        if !remote.is_empty() {
+            let held: Vec<Held> = remote
+                .iter()
+                .map(|&i| Held {
+                    url: batch[i].url.clone(),
+                    host: batch[i].host.clone(),
+                    token: batch[i].token,
+                })
+                .collect();
+            for (&i, ours) in remote.iter().zip(self.renew_each(&held).await?) {
+                offers[i] = ours;
+            }
         }
         // Each page's links on other shards, offered there first.
-        let mut elsewhere: Vec<(usize, usize, Vec<Seen>)> = vec![(0, 0, Vec::new()); batch.len()];
+        let mut elsewhere: Vec<(usize, usize)> = vec![(0, 0); batch.len()];
         let mut away: Vec<Vec<Option<Seen>>> =
             batch.iter().map(|c| vec![None; c.links.len()]).collect();
         for (shard, prefix) in shards.iter().enumerate() {
             let mut group = Group::default();
             let mut which = Vec::new();
             for (i, c) in batch.iter().enumerate() {
-                if pages[i] == shard {
+                if pages[i] == shard || !offers[i] {
                     continue;
                 }
                 let here: Vec<&Link> = c
                     .links
                     .iter()
-                    .zip(link_shard[i])
+                    .zip(&link_shard[i])
                     .filter(|(_, s)| **s == shard)
                     .map(|(l, _)| l)
                     .collect();
@@ -716,31 +796,52 @@ impl Frontier {
                 elsewhere[i].0 += urls;
                 elsewhere[i].1 += new;
                 let mut codes = codes.into_iter();
-                for (slot, s) in away[i].iter_mut().zip(link_shard[i]) {
+                for (slot, s) in away[i].iter_mut().zip(&link_shard[i]) {
                     if *s == shard {
                         *slot = Some(seen_code(codes.next().ok_or_else(|| unexpected("see"))?));
                     }
                 }
             }
         }
+        Ok(Offered {
+            pages: pages.to_vec(),
+            link_shard,
+            elsewhere,
+            away,
+        })
+    }
+
+    async fn complete_into(
+        &self,
+        batch: &[Completion],
+        claim: usize,
+        claimed: &mut Vec<Leased>,
+    ) -> io::Result<Vec<Completed>> {
+        let shards = self.shards().await?;
+        let Offered {
+            pages,
+            link_shard,
+            elsewhere,
+            away,
+        } = self.offer_elsewhere(batch, &shards).await?;
+
         // Then each shard completes its own pages, with the links that
         // live there.
         let mut done: Vec<Option<Completed>> = vec![None; batch.len()];
-        let mut claimed = Vec::new();
         for (shard, prefix) in shards.iter().enumerate() {
             let mine: Vec<usize> = (0..batch.len()).filter(|&i| pages[i] == shard).collect();
             if mine.is_empty() {
                 continue;
             }
             let wanted = claim.saturating_sub(claimed.len()).to_string();
-            let mut fields: Vec<[String; 5]> = Vec::with_capacity(mine.len());
+            let mut fields: Vec<[String; 4]> = Vec::with_capacity(mine.len());
             let mut group = Group::default();
             for &i in &mine {
                 let c = &batch[i];
                 let here = c
                     .links
                     .iter()
-                    .zip(link_shard[i])
+                    .zip(&link_shard[i])
                     .filter(|(_, s)| **s == shard)
                     .map(|(l, _)| l);
                 let delay = match c.delay {
@@ -754,13 +855,12 @@ impl Frontier {
                     delay,
                     (c.known + elsewhere[i].0).to_string(),
                     elsewhere[i].1.to_string(),
-                    String::new(),
                 ]);
                 group.push(&c.origin(), here);
             }
             let mut args: Vec<&[u8]> = vec![wanted.as_bytes()];
             let mut groups = group.groups();
-            for (&i, [token, delay, urls, new, _]) in mine.iter().zip(&fields) {
+            for (&i, [token, delay, urls, new]) in mine.iter().zip(&fields) {
                 let c = &batch[i];
                 args.extend([
                     c.url.as_bytes(),
@@ -775,9 +875,11 @@ impl Frontier {
             let reply = self.run(&self.complete, prefix, &args).await?;
             // The URLs claimed first, then what each completion came to.
             let mut replies = items(reply)?.into_iter();
-            claimed.extend(leased_list(&items(
+            let leased = leased_list(&items(
                 replies.next().ok_or_else(|| unexpected("complete"))?,
-            )?)?);
+            )?)?;
+            self.remember(&leased, shard);
+            claimed.extend(leased);
             let replies: Vec<Frame> = replies.collect();
             if replies.len() != mine.len() && !replies.first().is_some_and(is_gone) {
                 return Err(unexpected("complete"));
@@ -790,7 +892,7 @@ impl Frontier {
                     [urls, new, codes @ ..] => {
                         let mut codes = codes.iter();
                         let mut seen = Vec::with_capacity(batch[i].links.len());
-                        for (away, s) in away[i].iter().zip(link_shard[i]) {
+                        for (away, s) in away[i].iter().zip(&link_shard[i]) {
                             seen.push(if *s == shard {
                                 seen_code(*codes.next().ok_or_else(|| unexpected("complete"))?)
                             } else {
@@ -816,20 +918,80 @@ impl Frontier {
                 self.told.borrow_mut().insert(c.host.clone());
             }
         }
-        Ok((done, claimed))
+        Ok(done)
+    }
+
+    /// Notes the shard of the hosts of URLs a shard leased to us: a
+    /// claim says where a host lives, with no need to ask.
+    fn remember(&self, leased: &[Leased], shard: usize) {
+        let mut placed = self.placed.borrow_mut();
+        for l in leased {
+            placed.entry(l.host.clone()).or_insert(shard);
+        }
+    }
+
+    /// Gives back URLs leased to us that no worker will fetch, as best it
+    /// can: if that fails too, their leases run out.
+    async fn give_back(&self, leased: &[Leased]) {
+        let held: Vec<Held> = leased
+            .iter()
+            .map(|l| Held {
+                url: l.url.clone(),
+                host: l.host.clone(),
+                token: l.token,
+            })
+            .collect();
+        if let Err(e) = self.release(&held).await {
+            log::warn!(
+                "could not give back {} leased URLs ({e}): their leases will run out",
+                held.len()
+            );
+        }
     }
 
     /// Extends the leases on `held`. Returns how many were still ours.
     pub async fn renew(&self, held: &[Held]) -> io::Result<usize> {
-        self.pairs(&self.renew, held).await
+        Ok(self
+            .renew_each(held)
+            .await?
+            .into_iter()
+            .filter(|&ours| ours)
+            .count())
+    }
+
+    /// Extends the leases on `held`: whether each was still ours.
+    async fn renew_each(&self, held: &[Held]) -> io::Result<Vec<bool>> {
+        let mut ours = vec![false; held.len()];
+        if held.is_empty() {
+            return Ok(ours);
+        }
+        let shards = self.shards().await?;
+        let hosts: Vec<&str> = held.iter().map(|h| h.host.as_str()).collect();
+        let placed = self.place(&hosts).await?;
+        let tokens: Vec<String> = held.iter().map(|h| h.token.to_string()).collect();
+        for (shard, prefix) in shards.iter().enumerate() {
+            let which: Vec<usize> = (0..held.len()).filter(|&i| placed[i] == shard).collect();
+            if which.is_empty() {
+                continue;
+            }
+            let mut args: Vec<&[u8]> = Vec::with_capacity(which.len() * 2);
+            for &i in &which {
+                args.push(held[i].url.as_bytes());
+                args.push(tokens[i].as_bytes());
+            }
+            let flags = items(self.run(&self.renew, prefix, &args).await?)?;
+            if flags.is_empty() {
+                return Err(self.gone());
+            }
+            for (&i, flag) in which.iter().zip(flags) {
+                ours[i] = flag.as_integer() == Some(1);
+            }
+        }
+        Ok(ours)
     }
 
     /// Gives the leases on `held` back to the queue at once.
     pub async fn release(&self, held: &[Held]) -> io::Result<usize> {
-        self.pairs(&self.release, held).await
-    }
-
-    async fn pairs(&self, script: &Script, held: &[Held]) -> io::Result<usize> {
         if held.is_empty() {
             return Ok(0);
         }
@@ -849,7 +1011,7 @@ impl Frontier {
             if args.is_empty() {
                 continue;
             }
-            let reply = self.run(script, prefix, &args).await?;
+            let reply = self.run(&self.release, prefix, &args).await?;
             n += reply.as_integer().unwrap_or(0).max(0) as usize;
         }
         Ok(n)
@@ -1162,6 +1324,16 @@ impl Completion {
     }
 }
 
+/// What `offer_elsewhere` found: each page's shard, each link's, the
+/// counts (num_urls, num_new_urls) of each page's links offered on other
+/// shards, and what became of each of those links.
+struct Offered {
+    pages: Vec<usize>,
+    link_shard: Vec<Vec<usize>>,
+    elsewhere: Vec<(usize, usize)>,
+    away: Vec<Vec<Option<Seen>>>,
+}
+
 /// `see`'s groups, as script arguments: per page a header (the page, its
 /// fingerprint, depth, redirects, how many links) and five per link.
 #[derive(Default)]
@@ -1357,15 +1529,6 @@ fn record_json(url: &str, value: &str) -> String {
     }
 }
 // ANCHOR_END: record_json
-
-/// A counter that may be below zero, sent as a string; 0 if absent.
-fn signed(frame: &Frame) -> i64 {
-    frame
-        .as_str()
-        .and_then(|s| s.parse().ok())
-        .or_else(|| frame.as_integer())
-        .unwrap_or(0)
-}
 
 /// A number sent as a string (`GET` of a counter), 0 if absent.
 fn number(frame: &Frame) -> u64 {

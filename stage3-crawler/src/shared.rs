@@ -6,8 +6,9 @@
 //! them on the process's queue, never more than `max_tasks` at a time;
 //! another renews the leases while their URLs are fetched. A worker that
 //! finishes a URL completes it in Redis, with its record and its links, in
-//! one script. The crawl is over when the frontier says no URL is queued
-//! or leased anywhere: the chapter's `join`, summed over every process.
+//! one script (on a cluster, one per shard its links go to). The crawl is
+//! over when the frontier says no URL is queued or leased anywhere: the
+//! chapter's `join`, summed over every process.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -493,9 +494,11 @@ impl Shared {
         let token = work.lease?;
         let url = work.url.as_str();
         let (tx, rx) = runtime::oneshot::channel();
+        // The host its lease named, which says the shard it lives on.
+        let host = self.held.borrow().get(url).map(|(_, host)| host.clone());
         let completion = Completion {
             url: url.to_string(),
-            host: host_of(&work.url),
+            host: host.unwrap_or_else(|| host_of(&work.url)),
             token,
             delay: crawl.rules().host_delay(&work.url),
             record,

@@ -472,6 +472,8 @@ fn on_a_cluster_hosts_spread_over_the_shards_and_the_crawl_ends_exactly_once() {
                 .await
                 .unwrap();
             assert_eq!(stale, Completed::Lost);
+            // A page whose lease is not ours offers nothing elsewhere.
+            assert!(matches!(other.claim(10).await.unwrap(), Claim::Wait(_)));
             let done = f
                 .complete(completion("http://a/", token("http://a/"), None, &links))
                 .await
@@ -547,6 +549,85 @@ fn on_a_cluster_hosts_spread_over_the_shards_and_the_crawl_ends_exactly_once() {
                 assert_eq!(keys, redis_client::Frame::Array(Vec::new()));
                 conn.release();
             }
+        })
+        .unwrap();
+}
+
+#[test]
+fn on_a_cluster_a_page_fetched_again_after_a_crash_changes_nothing_of_what_it_offered() {
+    let cluster = RedisCluster::start(3);
+    let url = cluster.url("k2");
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let a = Frontier::new(url.clone(), 2, Duration::from_secs(5));
+            let b = Frontier::new(url.clone(), 2, Duration::from_secs(5));
+            let short = Settings {
+                robots: false,
+                lease: Duration::from_millis(200),
+                max_query_variants: 1,
+                ..settings()
+            };
+            let roots = [link("http://a/"), link("http://b/"), link("http://c/")];
+            a.create("id", &short, &roots, 10).await.unwrap();
+            let leased = work(a.claim(10).await.unwrap());
+            let page = leased.iter().find(|l| l.url == "http://a/").unwrap();
+            // Two queries of one path on another shard: the first fills the
+            // path's one place, and both count in the page's num_urls, as
+            // one process counts them.
+            let query = |n: u32| {
+                let mut l = link(&format!("http://b/q?n={n}"));
+                l.variant = Some("http://b/q".into());
+                l
+            };
+            let links = [query(1), query(2), link("http://c/1")];
+            // The process offers the links, then dies: the page stays
+            // leased until its lease runs out.
+            a.offer(&[completion("http://a/", page.token, None, &links)])
+                .await
+                .unwrap();
+            // The time a lease lasts is what is tested here.
+            runtime::sleep(Duration::from_millis(300)).await;
+            let again = work(b.claim(10).await.unwrap());
+            let page = again.iter().find(|l| l.url == "http://a/").unwrap();
+            let done = b
+                .complete(completion("http://a/", page.token, None, &links))
+                .await
+                .unwrap();
+            assert_eq!(
+                done,
+                Completed::Done {
+                    urls: 3,
+                    new: 3,
+                    seen: vec![Seen::Queued, Seen::QueryVariants, Seen::Queued]
+                }
+            );
+            // Each link queued once: what the first offer queued was
+            // claimable already, with the roots whose leases ran out.
+            let mut urls: Vec<String> = again.iter().map(|l| l.url.clone()).collect();
+            while let Claim::Work(leased) = b.claim(10).await.unwrap() {
+                urls.extend(leased.into_iter().map(|l| l.url));
+            }
+            urls.sort();
+            assert_eq!(
+                urls,
+                [
+                    "http://a/",
+                    "http://b/",
+                    "http://b/q?n=1",
+                    "http://c/",
+                    "http://c/1"
+                ]
+            );
+            let records = b.records().await.unwrap();
+            let queued: Vec<_> = records
+                .iter()
+                .filter(|r| r.contains("q?n=1") || r.contains("c/1"))
+                .collect();
+            assert!(
+                queued.is_empty(),
+                "not fetched yet, so not in the report: {queued:?}"
+            );
         })
         .unwrap();
 }

@@ -4,7 +4,8 @@
 -- `hosts` hash on its first shard, so every process places a host alike
 -- and hosts spread evenly however their names hash. ARGV[1] is how many
 -- shards the crawl has, then the hosts. Returns each host's shard
--- (0-based).
+-- (0-based), or {-2} if the crawl is gone.
+if not crawl_exists() then return {-2} end
 local n, out = tonumber(ARGV[1]), {}
 for i = 2, #ARGV do
   local shard = redis.call('HGET', P .. 'hosts', ARGV[i])

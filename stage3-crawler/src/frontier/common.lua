@@ -1,5 +1,7 @@
--- What every frontier script shares. KEYS[1] is the crawl's prefix,
--- "stage3:{NAME}:"; every key of the crawl starts with it.
+-- What every frontier script shares. KEYS[1] is the prefix of the shard
+-- the script works on, "stage3:{NAME}:" (the crawl's first shard, and on
+-- one Redis its only one) or "stage3:{NAME/N}:"; every key it touches
+-- starts with it.
 local P = KEYS[1]
 
 -- The server's clock, in milliseconds: one clock for every process, on
@@ -35,9 +37,11 @@ end
 
 -- "token\nhost\nwork": who holds a leased URL, its host, and the work to
 -- put back if the lease runs out.
+-- Nothing if it is not in that form (written by something else).
 local function held_parts(held)
   local a = string.find(held, '\n', 1, true)
-  local b = string.find(held, '\n', a + 1, true)
+  local b = a and string.find(held, '\n', a + 1, true)
+  if not b then return nil end
   return string.sub(held, 1, a - 1), string.sub(held, a + 1, b - 1), string.sub(held, b + 1)
 end
 
@@ -137,12 +141,17 @@ local function requeue_expired(now)
     local held = redis.call('HGET', P .. 'held', url)
     redis.call('ZREM', P .. 'leases', url)
     redis.call('HDEL', P .. 'held', url)
-    if held then
-      local _, host, work = held_parts(held)
+    local holder, host, work
+    if held then holder, host, work = held_parts(held) end
+    if holder then
       redis.call('LPUSH', P .. 'q:' .. host, work)
       redis.call('HINCRBY', P .. 'busy', host, -1)
       redis.call('INCR', P .. 'expired')
       wake(host, now)
+    elseif held then
+      -- Not ours to read: set aside, and no longer pending.
+      redis.call('RPUSH', P .. 'unreadable', held)
+      redis.call('DECR', P .. 'pending')
     end
   end
 end
@@ -275,7 +284,14 @@ local function see(i)
   local counted, num_urls, new = {}, 0, 0
   for k = 1, n do
     local j = first + 5 * (k - 1)
-    local counts = string.find(ARGV[j + 4], 'c', 1, true) and not full(ARGV[j + 2])
+    local counts
+    if was[k] and string.sub(was[k], 3) == fp then
+      -- This page's own link offered again: counted as it was the first
+      -- time (the page's own queries have filled its path's count since).
+      counts = string.sub(was[k], 2, 2) == '1'
+    else
+      counts = string.find(ARGV[j + 4], 'c', 1, true) and not full(ARGV[j + 2])
+    end
     if counts then
       num_urls = num_urls + 1
       -- New to the crawl, or this page's own link offered again.

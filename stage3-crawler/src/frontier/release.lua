@@ -4,8 +4,9 @@
 local now, n = now_ms(), 0
 for i = 1, #ARGV, 2 do
   local held = redis.call('HGET', P .. 'held', ARGV[i])
-  if held then
-    local holder, host, work = held_parts(held)
+  local holder, host, work
+  if held then holder, host, work = held_parts(held) end
+  if holder then
     if holder == ARGV[i + 1] then
       redis.call('ZREM', P .. 'leases', ARGV[i])
       redis.call('HDEL', P .. 'held', ARGV[i])

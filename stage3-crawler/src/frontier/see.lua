@@ -5,9 +5,11 @@
 -- crash in between leaves the page leased, so it is fetched again and its
 -- links offered again, which `see` answers as it did the first time.
 -- Until the page is completed, its own shard's `pending` counts it, so the
--- crawl cannot look finished while its links are on their way. Returns
--- {-2} if the crawl is gone from this shard, else, per group, the page's
--- num_urls and num_new_urls here, then `see`'s codes.
+-- crawl cannot look finished while its links are on their way (the
+-- process renews the page's lease just before, and offers only the links
+-- of pages whose lease it still holds). Returns {{-2}} if the crawl is
+-- gone from this shard, else, per group, the page's num_urls and
+-- num_new_urls here, then `see`'s codes.
 if not crawl_exists() then return {{-2}} end
 local i, results = 1, {}
 while i + 4 <= #ARGV do
