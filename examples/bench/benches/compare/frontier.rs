@@ -215,8 +215,9 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
     Ok(vec![
         Row {
             what: format!(
-                "(e) the same pages on {MANY_HOSTS} hosts ({} URLs), one process on a Redis \
-                 Cluster of three masters: Redis's CPU per URL, summed over the masters",
+                "(e) the same pages on {MANY_HOSTS} hosts ({} URLs), one process on a shared \
+                 frontier in a Redis Cluster of three masters: Redis's CPU per URL, summed over \
+                 the masters",
                 expected.len()
             ),
             unit: Unit::Nanos,
@@ -225,7 +226,9 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
             target: Some(Target::Below(LINK_HEAVY_TARGET_NS)),
         },
         Row {
-            what: "(e) the busiest master's share of the cluster's Redis CPU".into(),
+            what: "(e) shared frontier in a Redis Cluster: the busiest master's share of the \
+                   cluster's Redis CPU"
+                .into(),
             unit: Unit::Count,
             ours: median(&busiest),
             theirs: None,
@@ -323,7 +326,10 @@ fn link_heavy_rows(
             target: Some(Target::Below(LINK_HEAVY_TARGET_NS)),
         },
         Row {
-            what: "(d) link-heavy crawl: URLs settled per second of one Redis core".into(),
+            what:
+                "(d) link-heavy crawl on a shared frontier: URLs settled per second of one Redis \
+                   core"
+                    .into(),
             unit: Unit::Count,
             ours: ns.map(|ns| 1e9 / ns),
             theirs: None,
