@@ -119,17 +119,19 @@ end
 
 -- Makes the writes gathered, and wakes each host whose line changed.
 -- `pending` moves by the URLs queued less `done`, the URLs completed.
+-- Returns `pending` as it is now, and whether any host woken has URLs
+-- waiting.
 local function flush(now, done)
   many('HSET', P .. 'report', gathered.report)
   for _, host in ipairs(gathered.hosts) do
     many('RPUSH', P .. 'q:' .. host, gathered.work[host])
   end
   if gathered.queued > 0 then redis.call('INCRBY', P .. 'queued', gathered.queued) end
-  if gathered.queued ~= done then
-    redis.call('INCRBY', P .. 'pending', gathered.queued - done)
-  end
-  for host in pairs(gathered.touched) do wake(host, now) end
+  local pending = redis.call('INCRBY', P .. 'pending', gathered.queued - done)
+  local waiting = false
+  for host in pairs(gathered.touched) do waiting = wake(host, now) or waiting end
   gathered = {report = {}, work = {}, hosts = {}, queued = 0, touched = {}}
+  return pending, waiting
 end
 
 -- ANCHOR: take_ready
@@ -178,9 +180,9 @@ local function take_ready(wanted, now, out)
     for _, work in ipairs(works or {}) do
       local eol = string.find(work, '\n', 1, true)
       if eol and eol > 1 then
-        table.insert(good, {string.sub(work, 1, eol - 1), work})
+        good[#good + 1] = {string.sub(work, 1, eol - 1), work}
       else
-        table.insert(bad, work)
+        bad[#bad + 1] = work
       end
     end
     if #bad > 0 then
@@ -193,14 +195,14 @@ local function take_ready(wanted, now, out)
       local held, leases = {}, {}
       for _, taken in ipairs(good) do
         token = token + 1
-        table.insert(held, taken[1])
-        table.insert(held, token .. '\n' .. host .. '\n' .. taken[2])
-        table.insert(leases, now + lease)
-        table.insert(leases, taken[1])
-        table.insert(out, taken[1])
-        table.insert(out, token)
-        table.insert(out, host)
-        table.insert(out, taken[2])
+        held[#held + 1] = taken[1]
+        held[#held + 1] = token .. '\n' .. host .. '\n' .. taken[2]
+        leases[#leases + 1] = now + lease
+        leases[#leases + 1] = taken[1]
+        out[#out + 1] = taken[1]
+        out[#out + 1] = token
+        out[#out + 1] = host
+        out[#out + 1] = taken[2]
       end
       many('HSET', P .. 'held', held)
       many('ZADD', P .. 'leases', leases)
@@ -208,7 +210,9 @@ local function take_ready(wanted, now, out)
       -- What `wake` would do, knowing more: the host stays ready (its
       -- delay, which only `complete` moves, is over already) unless its
       -- slots are full or its line empty, at the back of the line.
-      if busy + #good >= cap(host) or redis.call('LLEN', P .. 'q:' .. host) == 0 then
+      -- (LPOP giving fewer than asked says the line is empty.)
+      if busy + #good >= cap(host) or #works < room
+          or redis.call('LLEN', P .. 'q:' .. host) == 0 then
         redis.call('ZREM', P .. 'ready', host)
       else
         redis.call('ZADD', P .. 'ready', now, host)
@@ -251,6 +255,8 @@ end
 -- cluster they are two scripts on two shards), and the page is fetched
 -- again.
 local variants, queued_before = {}, nil
+-- A code as `seen` stores it: a string, not a number Lua must format.
+local CODES = {[0] = '0', '1', '2', '3', '4', '5'}
 local function see(i)
   local from, fp, depth, redirects = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local n = tonumber(ARGV[i + 4]) or 0
@@ -275,11 +281,11 @@ local function see(i)
     return queued_before + gathered.queued >= max_pages
   end
   local function skipped(url, reason)
-    table.insert(gathered.report, url)
-    table.insert(gathered.report, '-' .. reason .. '\n' .. from)
+    gathered.report[#gathered.report + 1] = url
+    gathered.report[#gathered.report + 1] = '-' .. reason .. '\n' .. from
   end
   local urls = {}
-  for j = first, last, 5 do table.insert(urls, ARGV[j]) end
+  for j = first, last, 5 do urls[#urls + 1] = ARGV[j] end
   local was = hmget(P .. 'seen', urls)
   local counted, num_urls, new = {}, 0, 0
   for k = 1, n do
@@ -330,17 +336,18 @@ local function see(i)
         end
         if not gathered.work[host] then
           gathered.work[host] = {}
-          table.insert(gathered.hosts, host)
+          gathered.hosts[#gathered.hosts + 1] = host
         end
-        table.insert(gathered.work[host], url .. '\n' .. from .. '\n' .. depth .. '\n' .. redirects)
+        local line = gathered.work[host]
+        line[#line + 1] = url .. '\n' .. from .. '\n' .. depth .. '\n' .. redirects
         gathered.touched[host] = true
         code = 1
       end
-      table.insert(remember, url)
-      table.insert(remember, code .. counted[k] .. fp)
+      remember[#remember + 1] = url
+      remember[#remember + 1] = CODES[code] .. counted[k] .. fp
     end
     answered[url] = true
-    table.insert(codes, code)
+    codes[#codes + 1] = code
   end
   many('HSET', P .. 'seen', remember)
   return codes, num_urls, new, last + 1

@@ -70,14 +70,11 @@ for host, n in pairs(freed) do
   gathered.touched[host] = true
 end
 -- Processes with nothing to do wait on the doorbell: ring it when there
--- is something new to claim, or the crawl is over.
-local ring = gathered.queued > 0
-flush(now, #done)
-for host in pairs(freed) do
-  ring = ring or redis.call('LLEN', P .. 'q:' .. host) > 0
-end
-local pending = tonumber(redis.call('GET', P .. 'pending') or '0')
-if ring or pending <= 0 then
+-- is something new to claim (URLs queued, or a freed host with URLs
+-- waiting), or the crawl is over.
+local queued = gathered.queued > 0
+local pending, waiting = flush(now, #done)
+if queued or waiting or pending <= 0 then
   redis.call('PUBLISH', P .. 'bell', '')
 end
 local claimed = {}
