@@ -475,6 +475,29 @@ fn sites_reference(sites: &[DemoSite]) -> BTreeSet<(String, String)> {
     want
 }
 
+/// Waits until the sites have answered a third of `total` requests.
+fn wait_for_a_third(sites: &[DemoSite], total: u64) {
+    let requests = || sites.iter().map(|s| s.counters().requests).sum::<u64>();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while requests() < total / 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the crawl never got a third of the way"
+        );
+        // Polling three sites' counters, with a deadline.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The first process of a crawl of `sites`, with the roots.
+fn sites_first(sites: &[DemoSite], frontier: &str, extra: &[&str]) -> Child {
+    let mut args = sites_rules(sites);
+    args.extend(["--frontier".into(), frontier.into()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn(crawler(&args))
+}
+
 /// `redis-cli -c` (which follows a cluster's redirections) on `port`.
 fn redis_cli(port: u16, args: &[&str]) -> String {
     let out = Command::new("redis-cli")
@@ -492,10 +515,7 @@ fn on_a_redis_cluster_three_processes_share_three_sites_over_three_shards() {
     let want = sites_reference(&sites);
     let mut cluster = redis_client::RedisCluster::start(3);
     let frontier = cluster.url("cl").to_string();
-    let mut args = sites_rules(&sites);
-    args.extend(["--frontier".into(), frontier.clone()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let a = spawn(crawler(&args));
+    let a = sites_first(&sites, &frontier, &[]);
     // Any node of the cluster will do.
     let elsewhere = cluster.nodes()[1].url("cl").to_string();
     let b = joiner(&elsewhere, &[]);
@@ -558,23 +578,10 @@ fn on_a_redis_cluster_a_process_killed_mid_crawl_loses_nothing() {
     };
     let cluster = redis_client::RedisCluster::start(3);
     let frontier = cluster.url("ck").to_string();
-    let mut args = sites_rules(&sites);
-    args.extend(["--frontier".into(), frontier.clone()]);
-    args.extend(["--lease".into(), "1s".into()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let a = spawn(crawler(&args));
+    let a = sites_first(&sites, &frontier, &["--lease", "1s"]);
     let mut b = joiner(&frontier, &[]);
     let c = joiner(&frontier, &[]);
-    let requests = || sites.iter().map(|s| s.counters().requests).sum::<u64>();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while requests() < total / 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the crawl never got a third of the way"
-        );
-        // Polling three sites' counters, with a deadline.
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_a_third(&sites, total);
     b.kill().unwrap(); // SIGKILL
     b.wait().unwrap();
     finished(a);
@@ -597,21 +604,8 @@ fn on_a_redis_cluster_a_master_restarting_mid_crawl_costs_a_wait() {
     // Masters that keep their data, and their slots, across a restart.
     let mut cluster = redis_client::RedisCluster::start_with(3, true);
     let frontier = cluster.url("cr").to_string();
-    let mut args = sites_rules(&sites);
-    args.extend(["--frontier".into(), frontier.clone()]);
-    args.extend(["--frontier-patience".into(), "30s".into()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let a = spawn(crawler(&args));
-    let requests = || sites.iter().map(|s| s.counters().requests).sum::<u64>();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while requests() < total / 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the crawl never got a third of the way"
-        );
-        // Polling three sites' counters, with a deadline.
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let a = sites_first(&sites, &frontier, &["--frontier-patience", "30s"]);
+    wait_for_a_third(&sites, total);
     // Not the node the crawl was started through: one that holds a shard.
     cluster.nodes()[2].restart();
     cluster.wait_until_ok();
