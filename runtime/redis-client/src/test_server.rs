@@ -41,6 +41,12 @@ impl RedisServer {
         RedisServer::start_args(appendonly, Vec::new())
     }
 
+    /// Starts a throwaway server with more arguments for `redis-server`
+    /// (`--rename-command`, `--requirepass`, ...).
+    pub fn start_with_args(args: &[&str]) -> RedisServer {
+        RedisServer::start_args(false, args.iter().map(|s| s.to_string()).collect())
+    }
+
     fn start_args(appendonly: bool, extra: Vec<String>) -> RedisServer {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(

@@ -95,3 +95,18 @@ fn a_lone_server_is_one_node_that_holds_every_key() {
         }
     });
 }
+
+#[test]
+fn a_server_that_refuses_cluster_slots_is_one_node() {
+    // CLUSTER renamed away, as some operators do: no cluster, no error.
+    let server = RedisServer::start_with_args(&["--rename-command", "CLUSTER", ""]);
+    let url = server.url("t");
+    bounded(async move || {
+        let nodes = Cluster::new(url, 1);
+        assert!(!nodes.is_cluster().await.unwrap());
+        let pool = nodes.pool_for(b"k").await.unwrap();
+        let mut conn = pool.get().await.unwrap();
+        conn.command(&["SET", "k", "v"]).await.unwrap();
+        conn.release();
+    });
+}
