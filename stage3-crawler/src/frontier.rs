@@ -114,18 +114,6 @@ pub struct Link {
     pub counts: bool,
 }
 
-/// Where a group of links came from, which their work and skipped
-/// records name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    /// The page that linked them (`None` for the roots).
-    pub from: Option<String>,
-    /// Their depth.
-    pub depth: u32,
-    /// How many redirects each may still follow.
-    pub redirects: u32,
-}
-
 /// One leased URL to complete, with what its fetch found.
 #[derive(Clone, Debug)]
 pub struct Completion {
@@ -345,17 +333,11 @@ impl Frontier {
             self.choose_shards().await?
         };
         let shards = shards.join(" ");
-        let roots_origin = Origin {
-            from: None,
-            depth: 0,
-            redirects,
-        };
         let mut args: Vec<&[u8]> = vec![identity.as_bytes()];
         args.extend(numbers.iter().map(|(_, n)| n.as_bytes()));
         args.push(shards.as_bytes());
-        let mut group = Group::default();
+        let group = Group::new(None, 0, redirects, roots.iter());
         if shards.is_empty() {
-            group.push(&roots_origin, roots.iter());
             group.extend_args(&mut args);
         }
         let home = self.home.clone();
@@ -406,8 +388,7 @@ impl Frontier {
             if here.is_empty() {
                 continue;
             }
-            let mut group = Group::default();
-            group.push(&roots_origin, here.into_iter());
+            let group = Group::new(None, 0, redirects, here.into_iter());
             let mut args = Vec::new();
             group.extend_args(&mut args);
             let reply = self.run(&self.see, prefix, &args).await?;
@@ -752,7 +733,7 @@ impl Frontier {
         let mut away: Vec<Vec<Option<Seen>>> =
             batch.iter().map(|c| vec![None; c.links.len()]).collect();
         for (shard, prefix) in shards.iter().enumerate() {
-            let mut group = Group::default();
+            let mut groups = Vec::new();
             let mut which = Vec::new();
             for (i, c) in batch.iter().enumerate() {
                 if pages[i] == shard || !offers[i] {
@@ -768,14 +749,21 @@ impl Frontier {
                 if here.is_empty() {
                     continue;
                 }
-                group.push(&c.origin(), here.into_iter());
+                groups.push(Group::new(
+                    Some(&c.url),
+                    c.depth,
+                    c.redirects,
+                    here.into_iter(),
+                ));
                 which.push(i);
             }
             if which.is_empty() {
                 continue;
             }
             let mut args = Vec::new();
-            group.extend_args(&mut args);
+            for group in &groups {
+                group.extend_args(&mut args);
+            }
             let reply = self.run(&self.see, prefix, &args).await?;
             if gone_reply(&reply) {
                 return Err(self.gone());
@@ -835,7 +823,7 @@ impl Frontier {
             }
             let wanted = claim.saturating_sub(claimed.len()).to_string();
             let mut fields: Vec<[String; 4]> = Vec::with_capacity(mine.len());
-            let mut group = Group::default();
+            let mut groups = Vec::with_capacity(mine.len());
             for &i in &mine {
                 let c = &batch[i];
                 let here = c
@@ -856,11 +844,10 @@ impl Frontier {
                     (c.known + elsewhere[i].0).to_string(),
                     elsewhere[i].1.to_string(),
                 ]);
-                group.push(&c.origin(), here);
+                groups.push(Group::new(Some(&c.url), c.depth, c.redirects, here));
             }
             let mut args: Vec<&[u8]> = vec![wanted.as_bytes()];
-            let mut groups = group.groups();
-            for (&i, [token, delay, urls, new]) in mine.iter().zip(&fields) {
+            for ((&i, [token, delay, urls, new]), group) in mine.iter().zip(&fields).zip(&groups) {
                 let c = &batch[i];
                 args.extend([
                     c.url.as_bytes(),
@@ -870,7 +857,7 @@ impl Frontier {
                     urls.as_bytes(),
                     new.as_bytes(),
                 ]);
-                groups.next_into(&mut args);
+                group.extend_args(&mut args);
             }
             let reply = self.run(&self.complete, prefix, &args).await?;
             // The URLs claimed first, then what each completion came to.
@@ -962,8 +949,38 @@ impl Frontier {
     /// Extends the leases on `held`: whether each was still ours.
     async fn renew_each(&self, held: &[Held]) -> io::Result<Vec<bool>> {
         let mut ours = vec![false; held.len()];
+        for (which, reply) in self.per_shard(&self.renew, held).await? {
+            let flags = items(reply)?;
+            if flags.is_empty() {
+                return Err(self.gone());
+            }
+            for (i, flag) in which.into_iter().zip(flags) {
+                ours[i] = flag.as_integer() == Some(1);
+            }
+        }
+        Ok(ours)
+    }
+
+    /// Gives the leases on `held` back to the queue at once.
+    pub async fn release(&self, held: &[Held]) -> io::Result<usize> {
+        let mut n = 0;
+        for (_, reply) in self.per_shard(&self.release, held).await? {
+            n += reply.as_integer().unwrap_or(0).max(0) as usize;
+        }
+        Ok(n)
+    }
+
+    /// Runs `script` on each shard with the leases of `held` that live
+    /// there, as pairs of URL and token: which of `held` went to each call,
+    /// and its reply.
+    async fn per_shard(
+        &self,
+        script: &Script,
+        held: &[Held],
+    ) -> io::Result<Vec<(Vec<usize>, Frame)>> {
+        let mut replies = Vec::new();
         if held.is_empty() {
-            return Ok(ours);
+            return Ok(replies);
         }
         let shards = self.shards().await?;
         let hosts: Vec<&str> = held.iter().map(|h| h.host.as_str()).collect();
@@ -979,42 +996,10 @@ impl Frontier {
                 args.push(held[i].url.as_bytes());
                 args.push(tokens[i].as_bytes());
             }
-            let flags = items(self.run(&self.renew, prefix, &args).await?)?;
-            if flags.is_empty() {
-                return Err(self.gone());
-            }
-            for (&i, flag) in which.iter().zip(flags) {
-                ours[i] = flag.as_integer() == Some(1);
-            }
+            let reply = self.run(script, prefix, &args).await?;
+            replies.push((which, reply));
         }
-        Ok(ours)
-    }
-
-    /// Gives the leases on `held` back to the queue at once.
-    pub async fn release(&self, held: &[Held]) -> io::Result<usize> {
-        if held.is_empty() {
-            return Ok(0);
-        }
-        let shards = self.shards().await?;
-        let hosts: Vec<&str> = held.iter().map(|h| h.host.as_str()).collect();
-        let placed = self.place(&hosts).await?;
-        let tokens: Vec<String> = held.iter().map(|h| h.token.to_string()).collect();
-        let mut n = 0;
-        for (shard, prefix) in shards.iter().enumerate() {
-            let mut args: Vec<&[u8]> = Vec::new();
-            for ((h, token), s) in held.iter().zip(&tokens).zip(&placed) {
-                if *s == shard {
-                    args.push(h.url.as_bytes());
-                    args.push(token.as_bytes());
-                }
-            }
-            if args.is_empty() {
-                continue;
-            }
-            let reply = self.run(&self.release, prefix, &args).await?;
-            n += reply.as_integer().unwrap_or(0).max(0) as usize;
-        }
-        Ok(n)
+        Ok(replies)
     }
 
     /// Every URL's record, statistic or skipped, as JSON, in no order.
@@ -1313,17 +1298,6 @@ impl Frontier {
     // ANCHOR_END: call
 }
 
-impl Completion {
-    /// Where its links came from.
-    fn origin(&self) -> Origin {
-        Origin {
-            from: Some(self.url.clone()),
-            depth: self.depth,
-            redirects: self.redirects,
-        }
-    }
-}
-
 /// What `offer_elsewhere` found: each page's shard, each link's, the
 /// counts (num_urls, num_new_urls) of each page's links offered on other
 /// shards, and what became of each of those links.
@@ -1334,72 +1308,60 @@ struct Offered {
     away: Vec<Vec<Option<Seen>>>,
 }
 
-/// `see`'s groups, as script arguments: per page a header (the page, its
-/// fingerprint, depth, redirects, how many links) and five per link.
-#[derive(Default)]
-struct Group {
-    /// Each group's strings, header and links together.
-    groups: Vec<Vec<Vec<u8>>>,
+/// One page's links as `see` takes them: a header (the page, its
+/// fingerprint, the links' depth and redirects, how many links), then five
+/// arguments per link, borrowed from the links themselves.
+struct Group<'a> {
+    from: &'a str,
+    /// The fingerprint, depth, redirects and count, as text.
+    header: [String; 4],
+    links: Vec<&'a Link>,
 }
 
-impl Group {
-    fn push<'a>(&mut self, origin: &Origin, links: impl Iterator<Item = &'a Link>) {
-        let from = origin.from.as_deref().unwrap_or("");
+impl<'a> Group<'a> {
+    /// The links `links` of the page `from` (`None` for the roots).
+    fn new(
+        from: Option<&'a str>,
+        depth: u32,
+        redirects: u32,
+        links: impl Iterator<Item = &'a Link>,
+    ) -> Group<'a> {
+        let from = from.unwrap_or("");
+        let links: Vec<&Link> = links.collect();
         let fingerprint = if from.is_empty() {
             String::new()
         } else {
             format!("{:016x}", fnv1a(from.as_bytes()))
         };
-        let mut args: Vec<Vec<u8>> = vec![
-            from.as_bytes().to_vec(),
-            fingerprint.into_bytes(),
-            origin.depth.to_string().into_bytes(),
-            origin.redirects.to_string().into_bytes(),
-            Vec::new(),
-        ];
-        let mut n = 0;
-        for link in links {
-            let mut flags = Vec::new();
-            if link.counts {
-                flags.push(b'c');
-            }
-            if link.robots {
-                flags.push(b'r');
-            }
+        Group {
+            from,
+            header: [
+                fingerprint,
+                depth.to_string(),
+                redirects.to_string(),
+                links.len().to_string(),
+            ],
+            links,
+        }
+    }
+
+    fn extend_args(&'a self, args: &mut Vec<&'a [u8]>) {
+        args.push(self.from.as_bytes());
+        args.extend(self.header.iter().map(String::as_bytes));
+        for link in &self.links {
+            let flags: &[u8] = match (link.counts, link.robots) {
+                (true, true) => b"cr",
+                (true, false) => b"c",
+                (false, true) => b"r",
+                (false, false) => b"",
+            };
             args.extend([
-                link.url.as_bytes().to_vec(),
-                link.host.as_bytes().to_vec(),
-                link.variant.as_deref().unwrap_or("").as_bytes().to_vec(),
-                link.refused.unwrap_or("").as_bytes().to_vec(),
+                link.url.as_bytes(),
+                link.host.as_bytes(),
+                link.variant.as_deref().unwrap_or("").as_bytes(),
+                link.refused.unwrap_or("").as_bytes(),
                 flags,
             ]);
-            n += 1;
-        }
-        args[4] = n.to_string().into_bytes();
-        self.groups.push(args);
-    }
-
-    fn extend_args<'a>(&'a self, args: &mut Vec<&'a [u8]>) {
-        for group in &self.groups {
-            args.extend(group.iter().map(Vec::as_slice));
-        }
-    }
-
-    fn groups(&self) -> Groups<'_> {
-        Groups {
-            inner: self.groups.iter(),
-        }
-    }
-}
-
-struct Groups<'a> {
-    inner: std::slice::Iter<'a, Vec<Vec<u8>>>,
-}
-
-impl<'a> Groups<'a> {
-    fn next_into(&mut self, args: &mut Vec<&'a [u8]>) {
-        if let Some(group) = self.inner.next() {
-            args.extend(group.iter().map(Vec::as_slice));
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use redis_client::{RedisCluster, RedisServer};
+use redis_client::{RedisCluster, RedisServer, RedisUrl};
 use runtime::Runtime;
 use stage3_crawler::frontier::{
     Claim, Completed, Completion, Frontier, Held, Leased, Link, Seen, Settings,
@@ -80,7 +80,12 @@ fn work(claim: Claim) -> Vec<Leased> {
 }
 
 fn frontier(server: &RedisServer, name: &str) -> Frontier {
-    Frontier::new(server.url(name), 2, Duration::from_secs(5))
+    frontier_at(&server.url(name))
+}
+
+/// A process's frontier of the crawl `url` names, on a server or a cluster.
+fn frontier_at(url: &RedisUrl) -> Frontier {
+    Frontier::new(url.clone(), 2, Duration::from_secs(5))
 }
 
 #[test]
@@ -418,8 +423,8 @@ fn on_a_cluster_hosts_spread_over_the_shards_and_the_crawl_ends_exactly_once() {
     Runtime::new()
         .unwrap()
         .block_on(async {
-            let f = Frontier::new(url.clone(), 2, Duration::from_secs(5));
-            let other = Frontier::new(url.clone(), 2, Duration::from_secs(5));
+            let f = frontier_at(&url);
+            let other = frontier_at(&url);
             let loose = Settings {
                 robots: false,
                 ..settings()
@@ -560,8 +565,8 @@ fn on_a_cluster_a_page_fetched_again_after_a_crash_changes_nothing_of_what_it_of
     Runtime::new()
         .unwrap()
         .block_on(async {
-            let a = Frontier::new(url.clone(), 2, Duration::from_secs(5));
-            let b = Frontier::new(url.clone(), 2, Duration::from_secs(5));
+            let a = frontier_at(&url);
+            let b = frontier_at(&url);
             let short = Settings {
                 robots: false,
                 lease: Duration::from_millis(200),

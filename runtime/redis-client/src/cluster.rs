@@ -118,17 +118,10 @@ impl Cluster {
 
     /// The pool of the server that holds `key`.
     pub async fn pool_for(&self, key: &[u8]) -> Result<Rc<Pool>, Error> {
-        self.discover().await?;
         let slot = key_slot(key);
-        let master = match &*self.map.borrow() {
-            Map::Slots(ranges) => ranges
-                .iter()
-                .find(|(first, last, _)| (*first..=*last).contains(&slot))
-                .map(|(_, _, addr)| *addr),
-            _ => return Ok(self.single.clone()),
-        };
-        match master {
+        match self.master_of(slot).await? {
             Some(addr) => Ok(self.pool_at(addr)),
+            None if !self.is_cluster().await? => Ok(self.single.clone()),
             None => Err(Error::Server(format!(
                 "CLUSTERDOWN no master serves slot {slot} (of {key:?})",
                 key = String::from_utf8_lossy(key)

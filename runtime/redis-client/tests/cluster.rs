@@ -1,21 +1,10 @@
 //! Routing keys to the masters of a real Redis Cluster (three masters on
 //! 127.0.0.1), and a lone server seen through the same [`Cluster`].
 
-use std::sync::mpsc;
-use std::time::Duration;
+mod common;
 
+use common::bounded;
 use redis_client::{Cluster, Frame, RedisCluster, RedisServer, is_redirect, key_slot};
-use runtime::run_until_complete;
-
-fn bounded<T: Send + 'static>(test: impl AsyncFnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let out = run_until_complete(test()).expect("the runtime runs");
-        let _ = tx.send(out);
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("the test finishes within a minute")
-}
 
 #[test]
 fn every_key_goes_to_the_master_that_holds_its_slot() {

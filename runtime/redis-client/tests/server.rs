@@ -1,5 +1,7 @@
 //! The client against a real redis-server.
 
+mod common;
+
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -7,17 +9,7 @@ use std::time::Duration;
 use redis_client::{Connection, Error, Frame, Pool, RedisServer, Script, StreamEntry};
 use runtime::{run_until_complete, spawn};
 
-/// Runs `test` on a runtime in a thread: a hang becomes a failure after a
-/// minute instead of a stuck test run.
-fn bounded<T: Send + 'static>(test: impl AsyncFnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let out = run_until_complete(test()).expect("the runtime runs");
-        let _ = tx.send(out);
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("the test finishes within a minute")
-}
+use common::bounded;
 
 fn bulk(s: &str) -> Frame {
     Frame::Bulk(s.as_bytes().to_vec())
