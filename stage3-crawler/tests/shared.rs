@@ -111,6 +111,17 @@ fn lines(out: &Output) -> BTreeSet<(String, String)> {
     lines
 }
 
+/// The processes' reports together, each URL in one of them only.
+fn union_once(reports: &[BTreeSet<(String, String)>]) -> BTreeSet<(String, String)> {
+    let mut union = BTreeSet::new();
+    for report in reports {
+        for line in report {
+            assert!(union.insert(line.clone()), "{line:?} is in two reports");
+        }
+    }
+    union
+}
+
 /// The report of one process crawling alone, without a frontier.
 fn lone_crawl(site: &DemoSite) -> BTreeSet<(String, String)> {
     let args = rules(site);
@@ -169,12 +180,7 @@ fn three_processes_share_one_crawl_and_fetch_each_page_once() {
         [a, b, c].into_iter().map(|p| lines(&finished(p))).collect();
 
     // Each URL is in one process's report, and together they are the crawl.
-    let mut union = BTreeSet::new();
-    for report in &reports {
-        for line in report {
-            assert!(union.insert(line.clone()), "{line:?} is in two reports");
-        }
-    }
+    let union = union_once(&reports);
     assert_eq!(union, want);
     assert_eq!(merged(&frontier), want);
     // Each page was requested once, by whichever process took it.
@@ -527,12 +533,7 @@ fn on_a_redis_cluster_three_processes_share_three_sites_over_three_shards() {
     let b = joiner(&elsewhere, &[]);
     let c = joiner(&cluster.nodes()[2].url("cl").to_string(), &[]);
     let reports: Vec<_> = [a, b, c].into_iter().map(|p| lines(&finished(p))).collect();
-    let mut union = BTreeSet::new();
-    for report in &reports {
-        for line in report {
-            assert!(union.insert(line.clone()), "{line:?} is in two reports");
-        }
-    }
+    let union = union_once(&reports);
     assert_eq!(union, want);
     assert_eq!(merged(&frontier), want);
     assert_eq!(merged(&elsewhere), want);
