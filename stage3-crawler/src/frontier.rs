@@ -1166,14 +1166,19 @@ impl Frontier {
     /// it is never needed for correctness.
     pub async fn wait_for_news(&self, longest: Duration) {
         let conn = match self.bell.take() {
-            Some(conn) => Some(conn),
-            None => runtime::timeout(longest, self.subscribe())
-                .await
-                .ok()
-                .and_then(Result::ok),
-        };
-        let Some(conn) = conn else {
-            return runtime::sleep(longest).await;
+            Some(conn) => conn,
+            None => match runtime::timeout(longest, self.subscribe()).await {
+                Ok(Ok(conn)) => {
+                    // A bell rung before we subscribed is lost, and the
+                    // news it carried may be what we wait for (the work
+                    // another process just queued, the crawl's end): come
+                    // back at once, for the caller to ask again. From now
+                    // on a bell waits in the connection until we listen.
+                    self.bell.set(Some(conn));
+                    return;
+                }
+                _ => return runtime::sleep(longest).await,
+            },
         };
         // Back in the cell however this ends, a cancelled wait included
         // (`receive` loses nothing when cancelled), unless it broke.

@@ -485,3 +485,91 @@ fn redis_info(addr: SocketAddr) -> Result<Info, String> {
         }
     }
 }
+
+/// Processes on one frontier in (f); 0 is a crawl without one.
+const SCALING_LAYOUTS: [usize; 5] = [0, 1, 2, 4, 8];
+
+/// (f) `--only scaling`: the issue's many-core workload (20,000 pages of
+/// 20 KB, 20 links each, 200 workers in all), crawled without a frontier
+/// and by 1, 2, 4 and 8 processes sharing one Redis. On two cores the
+/// processes only take turns; this is the measurement for a machine with
+/// cores to spare, where N processes should come close to N times one until
+/// the site (on the same machine) or Redis is the limit.
+pub(super) fn scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, String> {
+    if on_path("redis-server").is_none() {
+        return Err("--only scaling needs redis-server".into());
+    }
+    let workload = Workload {
+        key: "f",
+        title: "many processes",
+        site: demo_site::SiteConfig {
+            pages: if opts.quick { 2_000 } else { 20_000 },
+            fan_out: 20,
+            page_size: 20_000,
+            ..demo_site::SiteConfig::default()
+        },
+        max_tasks: 200,
+    };
+    let redis = RedisServer::start();
+    let site = DemoSite::start(workload.site.clone()).map_err(|e| format!("demo site: {e}"))?;
+    let expected = crawl::expected_visits(&site);
+    let urls = expected.len() as f64;
+    let mut runs: Vec<Vec<Run>> = SCALING_LAYOUTS.iter().map(|_| Vec::new()).collect();
+    for round in 0..opts.rounds {
+        for i in (0..SCALING_LAYOUTS.len()).map(|i| (i + round) % SCALING_LAYOUTS.len()) {
+            let processes = SCALING_LAYOUTS[i];
+            let name = format!("bench-scaling-{round}-{processes}");
+            let run = run_layout(
+                processes, &redis, &name, &workload, &site, me, bin, &expected,
+            )?;
+            println!(
+                "  round {}: (f) {} URLs, {:<24} {:.3} s wall {:.3} s CPU, redis: {:.0} ns CPU \
+                 per URL",
+                round + 1,
+                expected.len(),
+                layout_name(processes, workload.max_tasks),
+                run.wall,
+                run.cpu,
+                run.redis_cpu * 1e9 / urls
+            );
+            runs[i].push(run);
+        }
+    }
+    site.shutdown();
+    let med = |i: usize, f: fn(&Run) -> f64| median(&runs[i].iter().map(f).collect::<Vec<_>>());
+    let mut rows = vec![Row {
+        what: format!(
+            "(f) {} URLs, one process of 200 on a shared frontier: wall time (against none)",
+            expected.len()
+        ),
+        unit: Unit::Secs,
+        ours: med(1, |r| r.wall),
+        theirs: med(0, |r| r.wall),
+        target: Some(Target::RatioAtMost(SHARED_COST)),
+    }];
+    for (i, &processes) in SCALING_LAYOUTS.iter().enumerate().skip(2) {
+        rows.push(Row {
+            what: format!(
+                "(f) {} on a shared frontier: wall time (against one process of 200)",
+                layout_name(processes, workload.max_tasks)
+            ),
+            unit: Unit::Secs,
+            ours: med(i, |r| r.wall),
+            theirs: med(1, |r| r.wall),
+            target: None,
+        });
+    }
+    for (i, &processes) in SCALING_LAYOUTS.iter().enumerate().skip(1) {
+        rows.push(Row {
+            what: format!(
+                "(f) {} on a shared frontier: Redis's CPU per URL",
+                layout_name(processes, workload.max_tasks)
+            ),
+            unit: Unit::Nanos,
+            ours: med(i, |r| r.redis_cpu).map(|c| c * 1e9 / urls),
+            theirs: None,
+            target: Some(Target::Below(LINK_HEAVY_TARGET_NS)),
+        });
+    }
+    Ok(rows)
+}

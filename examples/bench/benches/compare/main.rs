@@ -38,7 +38,10 @@ options:
   --rounds N      rounds of every measurement [default: 5]
   --quick         small sites and counts, one round: tries the harness out;
                   writes no file unless --out is given
-  --only WHAT     run only `crawl` or `micro`
+  --only WHAT     run only `crawl` or `micro`; or `scaling`: the shared
+                  frontier with 1, 2, 4 and 8 processes on 20,000 pages, for
+                  a machine with many cores (not part of the default run;
+                  writes no file unless --out is given)
   --out FILE      write the Markdown table here
                   [default: book/src/generated/performance-table.md]
   --no-write      print the table only
@@ -130,6 +133,7 @@ struct Options {
     quick: bool,
     crawls: bool,
     micros: bool,
+    scaling: bool,
     out: Option<PathBuf>,
     stage3: Option<PathBuf>,
 }
@@ -142,6 +146,7 @@ impl Options {
             quick: false,
             crawls: true,
             micros: true,
+            scaling: false,
             out: None,
             stage3: None,
         };
@@ -162,7 +167,12 @@ impl Options {
                 "--only" => match value()?.as_str() {
                     "crawl" => opts.micros = false,
                     "micro" => opts.crawls = false,
-                    other => return Err(format!("--only crawl or --only micro, not {other:?}")),
+                    "scaling" => (opts.crawls, opts.micros, opts.scaling) = (false, false, true),
+                    other => {
+                        return Err(format!(
+                            "--only crawl, --only micro or --only scaling, not {other:?}"
+                        ));
+                    }
                 },
                 "--out" => out = Some(PathBuf::from(value()?)),
                 "--no-write" => no_write = true,
@@ -171,7 +181,9 @@ impl Options {
             }
         }
         opts.rounds = rounds.unwrap_or(if opts.quick { 1 } else { 5 });
-        opts.out = match (no_write, out, opts.quick) {
+        // A quick run, or one of the scaling rows alone, is not the book's
+        // table: it writes only where --out says.
+        opts.out = match (no_write, out, opts.quick || opts.scaling) {
             (true, _, _) => None,
             (false, Some(out), _) => Some(out),
             (false, None, true) => None,
@@ -222,6 +234,12 @@ fn drive(opts: &Options) -> Result<(), String> {
     }
     if opts.micros {
         rows.extend(micro_rows(opts, &me)?);
+    }
+    if opts.scaling {
+        match find_stage3(opts, &me, &mut notes) {
+            Some(bin) => rows.extend(frontier::scaling_rows(opts, &me, &bin)?),
+            None => return Err("--only scaling needs the stage-3 binary".into()),
+        }
     }
     let table = table::render("stage 3 / our runtime", "reqwest + tokio / tokio", &rows);
     println!("\n{table}");
