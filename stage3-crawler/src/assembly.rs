@@ -64,6 +64,11 @@ pub fn build(
         })
         .collect();
     config.client.max_idle = config.max_tasks;
+    // Shared, the frontier in Redis keeps the levels of --max-depth, for
+    // every process at once: the rules here have none of their own.
+    if plugins.shared.is_some() {
+        config.max_depth = None;
+    }
     let q = Queue::new();
     let log = Rc::new(CrawlLog::default());
     let client = Rc::new(Client::new(config.client.clone()));

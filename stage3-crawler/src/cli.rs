@@ -227,7 +227,7 @@ pub struct Args {
     /// without the roots, and take its rules. Each process prints its own
     /// report; --report-only prints the whole crawl's.
     #[arg(long, value_name = "URL", value_parser = parse_frontier,
-          conflicts_with_all = ["state", "max_depth", "sitemaps"])]
+          conflicts_with_all = ["state", "sitemaps"])]
     pub frontier: Option<RedisUrl>,
 
     /// With --frontier: print the report of the whole crawl, every
@@ -736,13 +736,6 @@ mod tests {
                 "redis://127.0.0.1:6379/c",
                 "--state",
                 "dir",
-            ],
-            &[
-                "c",
-                "--frontier",
-                "redis://127.0.0.1:6379/c",
-                "--max-depth",
-                "2",
             ],
             &["c", "--frontier", "redis://127.0.0.1:6379/c", "--sitemaps"],
             &["c", "--report-only"],

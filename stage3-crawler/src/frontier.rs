@@ -94,6 +94,8 @@ pub struct Settings {
     pub lease: Duration,
     /// `--max-query-variants`, for the whole crawl.
     pub max_query_variants: usize,
+    /// `--max-depth`, level by level for every process at once.
+    pub max_depth: Option<u32>,
 }
 
 /// A URL offered to the shared seen set: queued if nobody saw it before.
@@ -164,6 +166,9 @@ pub enum Seen {
     Robots,
     /// New, and over `--max-pages`.
     OverMaxPages,
+    /// New, and deeper than `--max-depth`: skipped at the end, unless a
+    /// redirect brings it closer first.
+    TooDeep,
 }
 
 /// A URL taken under a lease.
@@ -326,8 +331,9 @@ impl Frontier {
         redirects: u32,
     ) -> io::Result<Option<String>> {
         let numbers = numbers(settings);
-        // --max-pages is one count for the whole crawl: one shard.
-        let shards = if settings.max_pages.is_some() {
+        // --max-pages is one count for the whole crawl, and --max-depth
+        // one order of levels: one shard.
+        let shards = if settings.max_pages.is_some() || settings.max_depth.is_some() {
             Vec::new()
         } else {
             self.choose_shards().await?
@@ -1383,7 +1389,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// The numbers the scripts read from `meta`, by name.
-fn numbers(settings: &Settings) -> [(&'static str, String); 6] {
+fn numbers(settings: &Settings) -> [(&'static str, String); 7] {
     [
         ("per_host", settings.per_host.to_string()),
         (
@@ -1399,6 +1405,10 @@ fn numbers(settings: &Settings) -> [(&'static str, String); 6] {
         (
             "max_query_variants",
             settings.max_query_variants.to_string(),
+        ),
+        (
+            "max_depth",
+            settings.max_depth.map_or("-1".into(), |n| n.to_string()),
         ),
     ]
 }
@@ -1457,6 +1467,7 @@ fn seen_code(code: i64) -> Seen {
         3 => Seen::OverMaxPages,
         4 => Seen::QueryVariants,
         5 => Seen::Robots,
+        6 => Seen::TooDeep,
         _ => Seen::Before,
     }
 }

@@ -47,6 +47,9 @@ pub struct Rules {
     max_url_length: u32,
     max_path_repetition: u32,
     max_query_variants: u32,
+    /// Absent in crawls made before --max-depth could be shared.
+    #[serde(default)]
+    max_depth: Option<u32>,
     per_host: u32,
     delay_ms: u64,
     max_crawl_delay_ms: u64,
@@ -74,6 +77,7 @@ impl Rules {
             max_url_length: args.max_url_length,
             max_path_repetition: args.max_path_repetition,
             max_query_variants: args.max_query_variants,
+            max_depth: args.max_depth,
             per_host: args.per_host,
             delay_ms: millis(args.delay),
             max_crawl_delay_ms: millis(args.max_crawl_delay),
@@ -127,6 +131,11 @@ impl Rules {
                 &["max_query_variants"],
                 "--max-query-variants",
                 self.max_query_variants.to_string(),
+            ),
+            (
+                &["max_depth"],
+                "--max-depth",
+                or_none(self.max_depth.map(|n| n.to_string())),
             ),
             (&["per_host"], "--per-host", self.per_host.to_string()),
             (&["delay"], "--delay", ms(self.delay_ms)),
@@ -213,6 +222,7 @@ impl Rules {
         args.max_url_length = self.max_url_length;
         args.max_path_repetition = self.max_path_repetition;
         args.max_query_variants = self.max_query_variants;
+        args.max_depth = self.max_depth;
         args.per_host = self.per_host;
         args.delay = Duration::from_millis(self.delay_ms);
         args.max_crawl_delay = Duration::from_millis(self.max_crawl_delay_ms);
@@ -228,6 +238,7 @@ impl Rules {
             delay: Duration::from_millis(self.delay_ms),
             lease: Duration::from_millis(self.lease_ms),
             max_query_variants: self.max_query_variants as usize,
+            max_depth: self.max_depth,
         }
     }
 }

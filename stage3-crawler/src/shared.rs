@@ -385,7 +385,10 @@ impl Shared {
             .iter()
             .map(|(url, counts)| {
                 let known = self.seen_here.borrow().contains(url.as_str());
-                if !known {
+                // A redirect's target always goes: it has its page's depth,
+                // which may be shorter than the one it waits at
+                // (--max-depth).
+                if !known || !*counts {
                     return true;
                 }
                 let counting = *counts && crawl.rules().refusal_by_url(url).is_none();
@@ -436,7 +439,8 @@ impl Shared {
         crawl.keep_statistic(stat);
         for ((url, _), seen) in targets.into_iter().zip(seen) {
             let reason = match seen {
-                Seen::Before | Seen::Queued => continue,
+                // The frontier reports what is still too deep at the end.
+                Seen::Before | Seen::Queued | Seen::TooDeep => continue,
                 Seen::Refused => crawl
                     .rules()
                     .refusal_by_url(&url)

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::static_site::{Answer, StaticSite};
+use redis_client::RedisServer;
 use stage3_crawler::{Config, SkipReason};
 
 fn links(delay: Duration, to: &[&str]) -> Answer {
@@ -120,4 +121,101 @@ fn a_redirect_target_has_the_depth_of_the_redirect() {
         skipped(addr, &one),
         BTreeSet::from([("/y".to_string(), SkipReason::Depth)])
     );
+}
+
+/// A crawl of the site at `addr` shared by two processes through `redis`
+/// (`--frontier`), with `--max-depth max`: what the whole crawl's report
+/// says was fetched, and what it skipped and why.
+fn shared_crawl(
+    addr: SocketAddr,
+    redis: &RedisServer,
+    max: u32,
+) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
+    use std::process::{Command, Stdio};
+    let frontier = redis
+        .url(&format!("depth-{}-{max}", addr.port()))
+        .to_string();
+    let crawler = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+        command
+            .args([
+                "--report",
+                "json",
+                "--max-tasks",
+                "3",
+                "--frontier",
+                &frontier,
+            ])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    };
+    let root = format!("http://{addr}/");
+    let first = crawler(&[&root, "--max-depth", &max.to_string()])
+        .spawn()
+        .unwrap();
+    let joiner = crawler(&[]).spawn().unwrap();
+    for process in [first, joiner] {
+        let out = process.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    }
+    let out = crawler(&["--report-only"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let prefix = format!("http://{addr}");
+    let (mut fetched, mut skipped) = (BTreeSet::new(), BTreeSet::new());
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(url) = v["url"].as_str() else {
+            continue; // the summary
+        };
+        let path = url.strip_prefix(&prefix).unwrap().to_string();
+        match v["skipped"].as_str() {
+            Some(reason) => assert!(skipped.insert((path, reason.to_string()))),
+            None => assert!(fetched.insert(path)),
+        }
+    }
+    (fetched, skipped)
+}
+
+/// The same crawl alone, in the same terms.
+fn alone(addr: SocketAddr, max: u32) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
+    let crawl = crawl(addr, max);
+    let skipped = skipped(addr, &crawl)
+        .into_iter()
+        .map(|(path, reason)| (path, reason.name().to_string()))
+        .collect();
+    (fetched(addr, &crawl), skipped)
+}
+
+#[test]
+fn shared_through_redis_the_depths_are_those_of_one_process() {
+    // Both sites above: the long path found first, and the redirect that
+    // brings a URL a level closer (and, at depth 1, back from too deep).
+    let long_path = StaticSite::start(vec![
+        ("/", links(FAST, &["/a", "/b"])),
+        ("/a", links(SLOW, &["/d"])),
+        ("/b", links(FAST, &["/c"])),
+        ("/c", links(FAST, &["/d"])),
+        ("/d", links(FAST, &["/e"])),
+        ("/e", links(FAST, &["/f"])),
+        ("/f", links(FAST, &[])),
+    ]);
+    let redirect = StaticSite::start(vec![
+        ("/", links(FAST, &["/r", "/p"])),
+        ("/r", Answer::redirect(302, "/x").after(SLOW)),
+        ("/p", links(FAST, &["/x"])),
+        ("/x", links(FAST, &["/y"])),
+        ("/y", links(FAST, &["/z"])),
+        ("/z", links(FAST, &[])),
+    ]);
+    let redis = RedisServer::start();
+    for (addr, depths) in [(long_path.addr, 0..=3), (redirect.addr, 1..=2)] {
+        for max in depths {
+            let want = alone(addr, max);
+            assert!(!want.1.is_empty(), "each case skips something");
+            assert_eq!(shared_crawl(addr, &redis, max), want, "--max-depth {max}");
+        }
+    }
 }

@@ -18,6 +18,7 @@ fn settings() -> Settings {
         delay: Duration::ZERO,
         lease: Duration::from_secs(60),
         max_query_variants: 1000,
+        max_depth: None,
     }
 }
 

@@ -264,6 +264,39 @@ fn max_pages_is_counted_over_every_process() {
 }
 
 #[test]
+fn max_depth_is_exact_over_every_process() {
+    let site = slow_site();
+    // Alone: the levels of one process.
+    let mut args = rules(&site);
+    args.extend(["--max-depth".into(), "1".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = crawler(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let want = lines(&out);
+    assert!(want.iter().any(|(_, w)| w == "\"depth\""), "{want:?}");
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("max-depth").to_string();
+    let a = first(&site, &frontier, &["--max-depth", "1"]);
+    let b = joiner(&frontier, &[]);
+    let c = joiner(&frontier, &[]);
+    let reports: Vec<_> = [a, b, c].into_iter().map(|p| lines(&finished(p))).collect();
+    assert_eq!(merged(&frontier), want);
+    // The processes report what they fetched and refused; what was too
+    // deep is known only at the end, in the whole crawl's report.
+    let too_deep: BTreeSet<_> = want
+        .iter()
+        .filter(|(_, w)| w == "\"depth\"")
+        .cloned()
+        .collect();
+    let mut union = union_once(&reports);
+    union.extend(too_deep);
+    assert_eq!(union, want);
+    let per_path = pages_requested(&site);
+    assert!(per_path.values().all(|&n| n == 1), "{per_path:?}");
+}
+
+#[test]
 fn a_joiner_is_refused_for_an_explicit_option_that_differs_and_takes_the_others() {
     let site = slow_site();
     let redis = RedisServer::start();

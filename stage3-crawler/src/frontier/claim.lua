@@ -12,11 +12,17 @@
 if not crawl_exists() then return {'gone'} end
 local now = now_ms()
 requeue_expired(now)
+-- With --max-depth, the next level may start now (an unreadable URL set
+-- aside may have been the last of this one).
+if next_level() then flush(now, 0) end
 -- The distributed join: `pending` counts the URLs queued and not yet
 -- completed, leased ones included, as the joinable queue's unfinished
 -- count does.
 if tonumber(redis.call('GET', P .. 'pending') or '0') <= 0 then
-  if ARGV[2] == '1' then redis.call('HSETNX', P .. 'meta', 'finished', now) end
+  if ARGV[2] == '1' then
+    skip_too_deep()
+    redis.call('HSETNX', P .. 'meta', 'finished', now)
+  end
   return {'finished'}
 end
 local out = take_ready(tonumber(ARGV[1]), now, {'work'})

@@ -19,10 +19,13 @@ end
 local numbers, exists
 local function meta(field)
   if not numbers then
-    local names = {'per_host', 'max_pages', 'robots', 'delay', 'lease', 'max_query_variants'}
+    local names = {'per_host', 'max_pages', 'robots', 'delay', 'lease', 'max_query_variants',
+      'max_depth'}
     local values = redis.call('HMGET', P .. 'meta', unpack(names))
     numbers = {}
     for i, name in ipairs(names) do numbers[name] = tonumber(values[i]) end
+    -- A crawl made before --max-depth could be shared has none.
+    numbers.max_depth = numbers.max_depth or -1
     exists = values[5] ~= false
   end
   return numbers[field]
@@ -73,7 +76,10 @@ end
 -- The writes a script gathers for its end (`flush`): records for the
 -- report (field, value, ...); each host's new work, in the order found;
 -- how many URLs were queued; and the hosts whose line changed.
-local gathered = {report = {}, work = {}, hosts = {}, queued = 0, touched = {}}
+local function new_gathered()
+  return {report = {}, work = {}, hosts = {}, queued = 0, touched = {}}
+end
+local gathered = new_gathered()
 -- ANCHOR_END: many
 
 -- ANCHOR: cap
@@ -130,9 +136,111 @@ local function flush(now, done)
   local pending = redis.call('INCRBY', P .. 'pending', gathered.queued - done)
   local waiting = false
   for host in pairs(gathered.touched) do waiting = wake(host, now) or waiting end
-  gathered = {report = {}, work = {}, hosts = {}, queued = 0, touched = {}}
+  gathered = new_gathered()
   return pending, waiting
 end
+
+-- A URL's work, to the back of its host's line when the script flushes.
+local function line_up(host, work)
+  if not gathered.work[host] then
+    gathered.work[host] = {}
+    gathered.hosts[#gathered.hosts + 1] = host
+  end
+  local line = gathered.work[host]
+  line[#line + 1] = work
+  gathered.touched[host] = true
+end
+
+-- "a\nb": a and b, split at the first line break; nil if there is none.
+local function first_line(text)
+  local eol = string.find(text, '\n', 1, true)
+  if not eol then return nil end
+  return string.sub(text, 1, eol - 1), string.sub(text, eol + 1)
+end
+
+-- The depth in a work's four lines (url, from, depth, redirects).
+local function work_depth(work)
+  local a = string.find(work, '\n', 1, true)
+  local b = a and string.find(work, '\n', a + 1, true)
+  local c = b and string.find(work, '\n', b + 1, true)
+  return c and tonumber(string.sub(work, b + 1, c - 1))
+end
+
+-- ANCHOR: levels
+-- --max-depth, for every process at once. The lesson goes level by level
+-- (depth.rs): no URL of depth d + 1 starts while one of depth d is
+-- unfinished. Here the hosts' lines hold only the level in progress,
+-- `level`; a URL found deeper waits in `later` (URL -> host and work)
+-- until that level is done, and one deeper than the limit waits in `deep`
+-- (URL -> the page that found it), to be skipped at the end unless a
+-- redirect brings it closer. A crawl with --max-depth has one shard, so
+-- `pending` is the whole crawl's: the level is done when every URL still
+-- pending is one waiting in `later`.
+local current_level
+local function level()
+  if not current_level then
+    current_level = tonumber(redis.call('GET', P .. 'level') or '0') or 0
+  end
+  return current_level
+end
+
+-- If the level in progress is done, the next one starts: the URLs of the
+-- lowest depth waiting in `later` join their hosts' lines (at the
+-- script's flush). All of them in one script, however many: a level is
+-- one step for every process. Returns whether a level started.
+local function next_level()
+  if meta('max_depth') < 0 then return false end
+  local waiting = redis.call('HLEN', P .. 'later')
+  if waiting == 0 then return false end
+  if tonumber(redis.call('GET', P .. 'pending') or '0') > waiting then return false end
+  local all = redis.call('HGETALL', P .. 'later')
+  local entries, lowest, moved, bad = {}, nil, {}, {}
+  for i = 1, #all, 2 do
+    local host, work = first_line(all[i + 1])
+    local depth = work and work_depth(work)
+    if depth then
+      entries[#entries + 1] = {all[i], host, work, depth}
+      if not lowest or depth < lowest then lowest = depth end
+    else
+      -- Not ours to read: set aside, and no longer pending.
+      bad[#bad + 1] = all[i + 1]
+      moved[#moved + 1] = all[i]
+    end
+  end
+  for _, e in ipairs(entries) do
+    if e[4] == lowest then
+      line_up(e[2], e[3])
+      moved[#moved + 1] = e[1]
+    end
+  end
+  many('HDEL', P .. 'later', moved)
+  if #bad > 0 then
+    many('RPUSH', P .. 'unreadable', bad)
+    redis.call('DECRBY', P .. 'pending', #bad)
+  end
+  if lowest then
+    redis.call('SET', P .. 'level', lowest)
+    current_level = lowest
+  end
+  return true
+end
+
+-- ANCHOR_END: levels
+
+-- At the end: what is still too deep is skipped, in the report as any
+-- refused URL is (see `see`).
+local function skip_too_deep()
+  local deep = redis.call('HGETALL', P .. 'deep')
+  if #deep == 0 then return end
+  local report = {}
+  for i = 1, #deep, 2 do
+    report[#report + 1] = deep[i]
+    report[#report + 1] = '-depth\n' .. deep[i + 1]
+  end
+  many('HSET', P .. 'report', report)
+  redis.call('DEL', P .. 'deep')
+end
+
 
 -- ANCHOR: take_ready
 -- The URLs whose lease ran out (a process died, or stalled) go back to the
@@ -235,7 +343,8 @@ end
 -- robots.txt disallows it (as far as this process knows). The checks run
 -- in the order one process runs them. Returns a code per link (0 seen
 -- before, 1 queued, 2 refused, 3 over --max-pages, 4 over
--- --max-query-variants, 5 robots.txt), the page's num_urls and
+-- --max-query-variants, 5 robots.txt, 6 deeper than --max-depth, for
+-- now), the page's num_urls and
 -- num_new_urls (counted as one process counts them: against the seen set
 -- and query counts from before the page's links), and where the next
 -- group starts. What it queues and records waits in `gathered` for the
@@ -254,15 +363,32 @@ end
 -- dies after offering a page's links and before completing the page (on a
 -- cluster they are two scripts on two shards), and the page is fetched
 -- again.
+--
+-- With --max-depth (`levels` above), a URL deeper than the level in
+-- progress waits in `later`, one deeper than the limit in `deep`; and a
+-- URL seen before, now offered at a smaller depth (a redirect's target
+-- has its page's depth), moves up, as `DepthLimit::seen_again` does it.
 local variants, queued_before = {}, nil
 -- A code as `seen` stores it: a string, not a number Lua must format.
-local CODES = {[0] = '0', '1', '2', '3', '4', '5'}
+local CODES = {[0] = '0', '1', '2', '3', '4', '5', '6'}
+
+-- A work's four lines with another depth.
+local function with_depth(work, depth)
+  local a = string.find(work, '\n', 1, true)
+  local b = a and string.find(work, '\n', a + 1, true)
+  local c = b and string.find(work, '\n', b + 1, true)
+  if not c then return nil end
+  return string.sub(work, 1, b) .. depth .. string.sub(work, c)
+end
+
 local function see(i)
   local from, fp, depth, redirects = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local n = tonumber(ARGV[i + 4]) or 0
   local first, last = i + 5, i + 4 + 5 * n
   if n == 0 then return {}, 0, 0, last + 1 end
   local max_pages, max_variants = meta('max_pages'), meta('max_query_variants')
+  local max_depth, d = meta('max_depth'), tonumber(depth) or 0
+  local limited = max_depth >= 0
   -- Query counts, read once per path and script, then kept here.
   local function count(variant)
     if not variants[variant] then
@@ -287,6 +413,22 @@ local function see(i)
   local urls = {}
   for j = first, last, 5 do urls[#urls + 1] = ARGV[j] end
   local was = hmget(P .. 'seen', urls)
+  -- With --max-depth, where the URLs seen before wait, if they do.
+  local was_later, was_deep, later, deep, undeep = {}, {}, {}, {}, {}
+  if limited then
+    was_later, was_deep = hmget(P .. 'later', urls), hmget(P .. 'deep', urls)
+  end
+  -- A URL queued: in its host's line, or, deeper than the level in
+  -- progress, in `later`.
+  local function queue(url, host, work)
+    gathered.queued = gathered.queued + 1
+    if limited and d > level() then
+      later[#later + 1] = url
+      later[#later + 1] = host .. '\n' .. work
+    else
+      line_up(host, work)
+    end
+  end
   local counted, num_urls, new = {}, 0, 0
   for k = 1, n do
     local j = first + 5 * (k - 1)
@@ -314,7 +456,39 @@ local function see(i)
       -- A page that links a URL twice is answered once.
       code = 0
     elseif was[k] then
-      if string.sub(was[k], 3) == fp then code = tonumber(string.sub(was[k], 1, 1)) end
+      if string.sub(was[k], 3) == fp then
+        code = tonumber(string.sub(was[k], 1, 1))
+      elseif was_later[k] then
+        -- Waiting for a deeper level, and reached by a shorter path.
+        local waiting_host, work = first_line(was_later[k])
+        local waits_at = work and work_depth(work)
+        if waits_at and d < waits_at then
+          work = with_depth(work, d)
+          if d <= level() then
+            redis.call('HDEL', P .. 'later', url)
+            line_up(waiting_host, work)
+          else
+            redis.call('HSET', P .. 'later', url, waiting_host .. '\n' .. work)
+          end
+        end
+      elseif was_deep[k] and d <= max_depth then
+        -- Too deep, and now not: it comes back, linked from the page that
+        -- found it first, and is queued unless --max-pages is spent.
+        undeep[#undeep + 1] = url
+        if over_max_pages() then
+          local first_from = was_deep[k]
+          gathered.report[#gathered.report + 1] = url
+          gathered.report[#gathered.report + 1] = '-max-pages\n' .. first_from
+          code = 3
+        else
+          if variant ~= '' then
+            redis.call('HINCRBY', P .. 'variants', variant, 1)
+            variants[variant] = count(variant) + 1
+          end
+          queue(url, host, url .. '\n' .. was_deep[k] .. '\n' .. depth .. '\n' .. redirects)
+          code = 1
+        end
+      end
     else
       if refused ~= '' then
         skipped(url, refused)
@@ -325,22 +499,19 @@ local function see(i)
       elseif string.find(flags, 'r', 1, true) then
         skipped(url, 'robots')
         code = 5
+      elseif limited and d > max_depth then
+        deep[#deep + 1] = url
+        deep[#deep + 1] = from
+        code = 6
       elseif over_max_pages() then
         skipped(url, 'max-pages')
         code = 3
       else
-        gathered.queued = gathered.queued + 1
         if variant ~= '' then
           redis.call('HINCRBY', P .. 'variants', variant, 1)
           variants[variant] = count(variant) + 1
         end
-        if not gathered.work[host] then
-          gathered.work[host] = {}
-          gathered.hosts[#gathered.hosts + 1] = host
-        end
-        local line = gathered.work[host]
-        line[#line + 1] = url .. '\n' .. from .. '\n' .. depth .. '\n' .. redirects
-        gathered.touched[host] = true
+        queue(url, host, url .. '\n' .. from .. '\n' .. depth .. '\n' .. redirects)
         code = 1
       end
       remember[#remember + 1] = url
@@ -350,6 +521,11 @@ local function see(i)
     codes[#codes + 1] = code
   end
   many('HSET', P .. 'seen', remember)
+  -- Written at once, not at the flush: the next page in the same script
+  -- may reach these URLs by a shorter path.
+  many('HSET', P .. 'later', later)
+  many('HSET', P .. 'deep', deep)
+  many('HDEL', P .. 'deep', undeep)
   return codes, num_urls, new, last + 1
 end
 -- ANCHOR_END: see

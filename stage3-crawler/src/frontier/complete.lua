@@ -74,6 +74,11 @@ end
 -- waiting), or the crawl is over.
 local queued = gathered.queued > 0
 local pending, waiting = flush(now, #done)
+-- With --max-depth, these may have been the last URLs of their level.
+if next_level() then
+  flush(now, 0)
+  queued = true
+end
 if queued or waiting or pending <= 0 then
   redis.call('PUBLISH', P .. 'bell', '')
 end
