@@ -118,6 +118,10 @@ pub fn build(
         crawler.queue_roots();
         None
     };
+    if shared {
+        // Read once in the whole crawl, not once in each process.
+        rules.hand_sitemaps_to_frontier();
+    }
     rules.queue_root_sitemaps(&roots);
     crawler.records().settled();
     Ok((crawler, resume))

@@ -227,7 +227,7 @@ pub struct Args {
     /// without the roots, and take its rules. Each process prints its own
     /// report; --report-only prints the whole crawl's.
     #[arg(long, value_name = "URL", value_parser = parse_frontier,
-          conflicts_with_all = ["state", "sitemaps"])]
+          conflicts_with = "state")]
     pub frontier: Option<RedisUrl>,
 
     /// With --frontier: print the report of the whole crawl, every
@@ -737,7 +737,6 @@ mod tests {
                 "--state",
                 "dir",
             ],
-            &["c", "--frontier", "redis://127.0.0.1:6379/c", "--sitemaps"],
             &["c", "--report-only"],
             &["c", "--frontier-clear"],
             &[

@@ -256,6 +256,13 @@ impl Crawler {
                 Some(Step::Admit(work))
             }
             Admission::Dropped(work) => {
+                // A sitemap robots.txt disallows: shared, its lease is
+                // given up as done, with nothing read.
+                if let Some(frontier) = &self.frontier
+                    && work.lease.is_some()
+                {
+                    frontier.sitemap(self, &work, None).await;
+                }
                 self.task_done(work.depth);
                 None
             }
@@ -289,13 +296,24 @@ impl Crawler {
     async fn fetch_work(&self, worker: usize, work: Work) -> Option<Step> {
         let (url, max_redirect, depth) = (work.url.clone(), work.max_redirect, work.depth);
         let sitemap = work.sitemap;
+        // Shared, a sitemap's pages go to the frontier that fed it.
+        let frontier = self.frontier.as_ref().filter(|_| work.lease.is_some());
+        let leased = frontier.filter(|_| sitemap).map(|_| work.clone());
         self.current.borrow_mut()[worker] = Some(work);
         let fetched = if sitemap {
             // The pages it lists are seen inside the guard too.
             catch_unwind(async {
-                let from: Rc<str> = Rc::from(url.as_str());
-                for page in self.rules.read_sitemap(&url).await {
-                    self.see(page, Some(&from), self.config.max_redirect, 1);
+                let pages = self.rules.read_sitemap(&url).await;
+                match (frontier, &leased) {
+                    (Some(frontier), Some(work)) => {
+                        frontier.sitemap(self, work, Some(pages)).await;
+                    }
+                    _ => {
+                        let from: Rc<str> = Rc::from(url.as_str());
+                        for page in pages {
+                            self.see(page, Some(&from), self.config.max_redirect, 1);
+                        }
+                    }
                 }
                 None
             })

@@ -114,6 +114,8 @@ pub struct Link {
     pub robots: bool,
     /// Whether it is a page's link, which counts in the page's `num_urls`.
     pub counts: bool,
+    /// Whether it is a sitemap to read (`--sitemaps`), not a page.
+    pub sitemap: bool,
 }
 
 /// One leased URL to complete, with what its fetch found.
@@ -1012,37 +1014,57 @@ impl Frontier {
     pub async fn records(&self) -> io::Result<Vec<String>> {
         let mut records = Vec::new();
         for prefix in self.shards().await?.iter() {
-            let key = format!("{prefix}report");
-            let mut cursor = "0".to_string();
-            loop {
-                let reply = self
-                    .call(&key, async |conn: &mut Connection| {
-                        conn.command(&["HSCAN", &key, &cursor, "COUNT", "1000"])
-                            .await
-                    })
-                    .await?;
-                let mut parts = items(reply)?.into_iter();
-                let (Some(next), Some(page)) = (parts.next(), parts.next()) else {
-                    return Err(unexpected("HSCAN"));
-                };
-                let page = page.into_items().ok_or_else(|| unexpected("HSCAN"))?;
-                for pair in page.chunks(2) {
-                    if let [url, value] = pair
-                        && let (Some(url), Some(value)) = (url.as_str(), value.as_str())
-                    {
-                        records.push(record_json(url, value));
-                    }
-                }
-                cursor = next
-                    .as_str()
-                    .ok_or_else(|| unexpected("HSCAN"))?
-                    .to_string();
-                if cursor == "0" {
-                    break;
-                }
-            }
+            let pairs = self.scan_hash(&format!("{prefix}report")).await?;
+            records.extend(pairs.iter().map(|(url, value)| record_json(url, value)));
         }
         Ok(records)
+    }
+
+    /// What reading each sitemap came to (`--sitemaps`), over every shard,
+    /// by URL: the sitemaps read, not those still queued.
+    pub async fn sitemap_outcomes(&self) -> io::Result<Vec<(String, String)>> {
+        let mut outcomes = Vec::new();
+        for prefix in self.shards().await?.iter() {
+            let pairs = self.scan_hash(&format!("{prefix}sitemaps")).await?;
+            outcomes.extend(pairs.into_iter().filter(|(_, outcome)| !outcome.is_empty()));
+        }
+        outcomes.sort();
+        outcomes.dedup();
+        Ok(outcomes)
+    }
+
+    /// Every field of the hash `key` with its value, a thousand at a time
+    /// (HSCAN: a field may come twice while the hash changes).
+    async fn scan_hash(&self, key: &str) -> io::Result<Vec<(String, String)>> {
+        let mut pairs = Vec::new();
+        let mut cursor = "0".to_string();
+        loop {
+            let reply = self
+                .call(key, async |conn: &mut Connection| {
+                    conn.command(&["HSCAN", key, &cursor, "COUNT", "1000"])
+                        .await
+                })
+                .await?;
+            let mut parts = items(reply)?.into_iter();
+            let (Some(next), Some(page)) = (parts.next(), parts.next()) else {
+                return Err(unexpected("HSCAN"));
+            };
+            let page = page.into_items().ok_or_else(|| unexpected("HSCAN"))?;
+            for pair in page.chunks(2) {
+                if let [field, value] = pair
+                    && let (Some(field), Some(value)) = (field.as_str(), value.as_str())
+                {
+                    pairs.push((field.to_string(), value.to_string()));
+                }
+            }
+            cursor = next
+                .as_str()
+                .ok_or_else(|| unexpected("HSCAN"))?
+                .to_string();
+            if cursor == "0" {
+                return Ok(pairs);
+            }
+        }
     }
 
     /// The crawl's counters, summed over its shards.
@@ -1337,7 +1359,9 @@ impl<'a> Group<'a> {
         redirects: u32,
         links: impl Iterator<Item = &'a Link>,
     ) -> Group<'a> {
-        let from = from.unwrap_or("");
+        // A sitemap's lease is '~' and its URL; the pages it lists come
+        // from its URL.
+        let from = from.map_or("", |f| f.strip_prefix('~').unwrap_or(f));
         let links: Vec<&Link> = links.collect();
         let fingerprint = if from.is_empty() {
             String::new()
@@ -1361,6 +1385,7 @@ impl<'a> Group<'a> {
         args.extend(self.header.iter().map(String::as_bytes));
         for link in &self.links {
             let flags: &[u8] = match (link.counts, link.robots) {
+                _ if link.sitemap => b"s",
                 (true, true) => b"cr",
                 (true, false) => b"c",
                 (false, true) => b"r",

@@ -21,6 +21,7 @@ use crate::frontier::{Frontier, Settings};
 use crate::journal::stat_from_json;
 use crate::reporting::{self, Crawl};
 use crate::shared::{Shared, root_link};
+use crate::sitemap::SitemapOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 
@@ -50,6 +51,9 @@ pub struct Rules {
     /// Absent in crawls made before --max-depth could be shared.
     #[serde(default)]
     max_depth: Option<u32>,
+    /// Absent in crawls made before --sitemaps could be shared.
+    #[serde(default)]
+    sitemaps: bool,
     per_host: u32,
     delay_ms: u64,
     max_crawl_delay_ms: u64,
@@ -78,6 +82,7 @@ impl Rules {
             max_path_repetition: args.max_path_repetition,
             max_query_variants: args.max_query_variants,
             max_depth: args.max_depth,
+            sitemaps: args.sitemaps,
             per_host: args.per_host,
             delay_ms: millis(args.delay),
             max_crawl_delay_ms: millis(args.max_crawl_delay),
@@ -137,6 +142,7 @@ impl Rules {
                 "--max-depth",
                 or_none(self.max_depth.map(|n| n.to_string())),
             ),
+            (&["sitemaps"], "--sitemaps", self.sitemaps.to_string()),
             (&["per_host"], "--per-host", self.per_host.to_string()),
             (&["delay"], "--delay", ms(self.delay_ms)),
             (
@@ -223,6 +229,7 @@ impl Rules {
         args.max_path_repetition = self.max_path_repetition;
         args.max_query_variants = self.max_query_variants;
         args.max_depth = self.max_depth;
+        args.sitemaps = self.sitemaps;
         args.per_host = self.per_host;
         args.delay = Duration::from_millis(self.delay_ms);
         args.max_crawl_delay = Duration::from_millis(self.max_crawl_delay_ms);
@@ -381,6 +388,12 @@ pub async fn merged_report(
         return Err(io::Error::other(format!("there is no crawl at {url}")));
     }
     let records = frontier.records().await?;
+    let sitemaps = frontier
+        .sitemap_outcomes()
+        .await?
+        .into_iter()
+        .map(|(url, outcome)| SitemapOutcome { url, outcome })
+        .collect();
     let status = frontier.status().await?;
     let mut done = Vec::new();
     let mut skipped = Vec::new();
@@ -418,7 +431,7 @@ pub async fn merged_report(
         connections: 0,
         interrupted: status.pending > 0,
         robots: Vec::new(),
-        sitemaps: Vec::new(),
+        sitemaps,
     };
     if json {
         for stat in &done {

@@ -56,6 +56,9 @@ pub struct WebRules {
     sitemaps: bool,
     /// Sitemaps queued, so that none is read twice.
     sitemaps_queued: RefCell<HashSet<String>>,
+    /// With a shared frontier, the sitemaps found go there, not on the
+    /// queue: `Some` of those not yet taken.
+    sitemaps_found: RefCell<Option<Vec<Url>>>,
     /// What each sitemap read came to, for the report.
     sitemap_outcomes: RefCell<Vec<SitemapOutcome>>,
     /// URLs sitemaps may still hand the crawl (see [`SITEMAP_URL_BUDGET`]).
@@ -92,6 +95,7 @@ impl WebRules {
                 .map(|max| RefCell::new(DepthLimit::new(max))),
             sitemaps: config.sitemaps,
             sitemaps_queued: RefCell::new(HashSet::new()),
+            sitemaps_found: RefCell::new(None),
             sitemap_outcomes: RefCell::new(Vec::new()),
             sitemap_budget: Cell::new(
                 config
@@ -105,6 +109,13 @@ impl WebRules {
             log: Rc::clone(log),
             journal,
         }
+    }
+
+    /// A shared crawl: the sitemaps found are the frontier's to queue, so
+    /// that each is read once in the whole crawl, by whichever process
+    /// claims it (see [`Rules::take_found_sitemaps`]).
+    pub fn hand_sitemaps_to_frontier(&self) {
+        *self.sitemaps_found.borrow_mut() = Some(Vec::new());
     }
 
     /// With `--sitemaps`, the default place of each root's sitemap;
@@ -238,6 +249,9 @@ impl WebRules {
         let mut queued = self.sitemaps_queued.borrow_mut();
         if queued.len() >= MAX_SITEMAPS || !queued.insert(url.to_string()) {
             return;
+        }
+        if let Some(found) = self.sitemaps_found.borrow_mut().as_mut() {
+            return found.push(url);
         }
         if let Some(limit) = &self.depth {
             // Read in level 0: its URLs are depth 1.
@@ -445,6 +459,14 @@ impl Rules for WebRules {
 
     fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
         self.polite.robots_outcomes()
+    }
+
+    fn take_found_sitemaps(&self) -> Vec<Url> {
+        self.sitemaps_found
+            .borrow_mut()
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {

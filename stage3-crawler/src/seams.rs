@@ -159,6 +159,12 @@ pub trait Rules {
     fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
         Vec::new()
     }
+    /// Sitemaps found since the last call, for a shared frontier to queue
+    /// (`--sitemaps` with `--frontier`); none where the rules queue them
+    /// themselves.
+    fn take_found_sitemaps(&self) -> Vec<Url> {
+        Vec::new()
+    }
     /// What each sitemap read came to, for the report.
     fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
         Vec::new()
@@ -248,6 +254,14 @@ pub trait Frontier {
         crawl: &'a dyn Crawl,
         work: &'a Work,
         reason: SkipReason,
+    ) -> Pending<'a, ()>;
+    /// Completes `work`, a sitemap this frontier fed, with the pages it
+    /// lists (`None`: it was not read).
+    fn sitemap<'a>(
+        &'a self,
+        crawl: &'a dyn Crawl,
+        work: &'a Work,
+        pages: Option<Vec<Url>>,
     ) -> Pending<'a, ()>;
     /// Gives back what this process did not finish (an interrupt).
     fn release<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, ()>;

@@ -54,6 +54,9 @@ pub struct Shared {
     /// Completions waiting for the next batch, each with where its answer
     /// goes.
     completions: Queue<(Completion, runtime::oneshot::Sender<io::Result<Completed>>)>,
+    /// Sitemaps this process found (`--sitemaps`) and has not yet offered
+    /// to the frontier.
+    sitemaps: RefCell<Vec<Url>>,
 }
 
 /// The most URLs completed in one script.
@@ -106,6 +109,7 @@ impl Shared {
             stopped_by: RefCell::new(None),
             seen_here: RefCell::new(SeenHere::default()),
             completions: Queue::new(),
+            sitemaps: RefCell::new(Vec::new()),
         }
     }
 
@@ -141,6 +145,7 @@ fn host_of(url: &Url) -> String {
 /// A root, for the frontier's first step: fetched whatever the rules say.
 pub fn root_link(root: &Url) -> Link {
     Link {
+        sitemap: false,
         url: root.to_string(),
         host: host_of(root),
         variant: None,
@@ -199,8 +204,10 @@ impl Shared {
     /// Hands claimed URLs to this process's workers, holding their leases.
     async fn take(&self, crawl: &dyn Crawl, leased: Vec<Leased>) {
         for leased in leased {
-            // Claimed, so queued, so seen.
-            self.seen_here.borrow_mut().insert(&leased.url);
+            // Claimed, so queued, so seen (a sitemap's key is not a URL).
+            if !leased.url.starts_with('~') {
+                self.seen_here.borrow_mut().insert(&leased.url);
+            }
             let work = self.leased_work(&leased.work, leased.token);
             self.held
                 .borrow_mut()
@@ -213,8 +220,8 @@ impl Shared {
     }
 
     /// The work a claim returned, in the frontier's four lines (URL, the
-    /// page that linked it or nothing, depth, redirects); `None` if it
-    /// cannot be read.
+    /// page that linked it or nothing, depth, redirects; a sitemap's URL
+    /// after a '~'); `None` if it cannot be read.
     fn leased_work(&self, text: &str, token: u64) -> Option<Work> {
         let mut lines = text.split('\n');
         let (url, from, depth, redirects) =
@@ -222,15 +229,47 @@ impl Shared {
         if lines.next().is_some() {
             return None;
         }
+        let (url, sitemap) = match url.strip_prefix('~') {
+            Some(url) => (url, true),
+            None => (url, false),
+        };
         Some(Work {
             url: Url::parse(url).ok()?,
             max_redirect: redirects.parse().ok()?,
             from: (!from.is_empty()).then(|| Rc::from(from)),
             depth: depth.parse().ok()?,
-            sitemap: false,
+            sitemap,
             lease: Some(token),
         })
     }
+
+    // ANCHOR: offer_sitemaps
+    /// With `--sitemaps`: the sitemaps this process found since its last
+    /// batch (the roots', those its robots.txt reads and indexes name) go
+    /// to the frontier as links of the batch's first completion, before
+    /// that completion counts its page out, so that the crawl cannot end
+    /// while they wait. Kept here until that completion is done: a lease
+    /// lost, or Redis failing, offers them again with the next batch.
+    /// Returns how many were offered.
+    fn offer_sitemaps(&self, crawl: &dyn Crawl, batch: &mut [Completion]) -> usize {
+        let mut sitemaps = self.sitemaps.borrow_mut();
+        sitemaps.extend(crawl.rules().take_found_sitemaps());
+        let Some(first) = batch.first_mut() else {
+            return 0;
+        };
+        // After the page's own links, whose answers come first.
+        first.links.extend(sitemaps.iter().map(|url| Link {
+            url: url.to_string(),
+            host: host_of(url),
+            variant: None,
+            refused: None,
+            robots: false,
+            counts: false,
+            sitemap: true,
+        }));
+        sitemaps.len()
+    }
+    // ANCHOR_END: offer_sitemaps
 
     /// Work nobody can fetch (written by something else, or damaged):
     /// completed as a failure, so that it is reported and the crawl goes
@@ -286,7 +325,8 @@ impl Shared {
                     None => break,
                 }
             }
-            let (completions, answers): (Vec<Completion>, Vec<_>) = batch.into_iter().unzip();
+            let (mut completions, answers): (Vec<Completion>, Vec<_>) = batch.into_iter().unzip();
+            let offered = self.offer_sitemaps(crawl, &mut completions);
             for _ in &answers {
                 let _ = self.completions.task_done();
             }
@@ -296,6 +336,9 @@ impl Shared {
             let wanted = crawl.max_tasks().saturating_sub(held);
             match self.frontier.complete_many(&completions, wanted).await {
                 Ok((done, claimed)) => {
+                    if matches!(done.first(), Some(Completed::Done { .. })) {
+                        self.sitemaps.borrow_mut().drain(..offered);
+                    }
                     self.take(crawl, claimed).await;
                     for (answer, done) in answers.into_iter().zip(done) {
                         answer.send(Ok(done));
@@ -437,24 +480,8 @@ impl Shared {
         // (the links known here among them, none of them new).
         (stat.num_urls, stat.num_new_urls) = (urls, new);
         crawl.keep_statistic(stat);
-        for ((url, _), seen) in targets.into_iter().zip(seen) {
-            let reason = match seen {
-                // The frontier reports what is still too deep at the end.
-                Seen::Before | Seen::Queued | Seen::TooDeep => continue,
-                Seen::Refused => crawl
-                    .rules()
-                    .refusal_by_url(&url)
-                    .unwrap_or(SkipReason::Excluded),
-                Seen::QueryVariants => SkipReason::QueryVariants,
-                Seen::Robots => SkipReason::Robots,
-                Seen::OverMaxPages => SkipReason::MaxPages,
-            };
-            crawl.keep_skip(Skipped {
-                url: url.into(),
-                reason,
-                from: Some(from.to_string()),
-            });
-        }
+        let urls = targets.into_iter().map(|(url, _)| url);
+        keep_refused(crawl, urls.zip(seen), &from);
         // Hrefs that are not URLs: in this process's report (the frontier
         // in Redis holds URLs only).
         for href in invalid {
@@ -466,6 +493,35 @@ impl Shared {
         }
     }
     // ANCHOR_END: complete_fetched
+
+    // ANCHOR: complete_sitemap
+    /// Completes a leased sitemap: with the pages it lists (`None` if it
+    /// was not read: robots.txt disallows it), offered as links one step
+    /// from a root, and what reading it came to for the whole crawl's
+    /// report. The pages refused go in this process's report, as a page's
+    /// links do.
+    async fn complete_sitemap(&self, crawl: &dyn Crawl, work: &Work, pages: Option<Vec<Url>>) {
+        let read = pages.is_some();
+        let pages = pages.unwrap_or_default();
+        let links = pages.iter().map(|page| link(crawl.rules(), page, false));
+        // The outcome the rules noted for it, the last if read again.
+        let outcome = crawl
+            .rules()
+            .sitemap_outcomes()
+            .into_iter()
+            .rev()
+            .find(|o| read && o.url == work.url.as_str())
+            .map(|o| o.outcome)
+            .unwrap_or_default();
+        let origin = (1, crawl.max_redirect());
+        let completed = self
+            .complete(crawl, work, outcome, 0, origin, links.collect())
+            .await;
+        if let Some((_, _, seen)) = completed {
+            keep_refused(crawl, pages.into_iter().zip(seen), work.url.as_str());
+        }
+    }
+    // ANCHOR_END: complete_sitemap
 
     /// Completes a leased URL that was not fetched (robots.txt disallows
     /// it).
@@ -496,7 +552,13 @@ impl Shared {
         links: Vec<Link>,
     ) -> Option<(usize, usize, Vec<Seen>)> {
         let token = work.lease?;
-        let url = work.url.as_str();
+        // A sitemap's lease is on '~' and its URL (see sitemap in common.lua).
+        let key = if work.sitemap {
+            format!("~{}", work.url)
+        } else {
+            work.url.to_string()
+        };
+        let url = key.as_str();
         let (tx, rx) = runtime::oneshot::channel();
         // The host its lease named, which says the shard it lives on.
         let host = self.held.borrow().get(url).map(|(_, host)| host.clone());
@@ -573,6 +635,15 @@ impl Frontier for Shared {
         Box::pin(self.complete_skipped(crawl, work, reason))
     }
 
+    fn sitemap<'a>(
+        &'a self,
+        crawl: &'a dyn Crawl,
+        work: &'a Work,
+        pages: Option<Vec<Url>>,
+    ) -> Pending<'a, ()> {
+        Box::pin(self.complete_sitemap(crawl, work, pages))
+    }
+
     fn release<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, ()> {
         Box::pin(self.release_leases(crawl))
     }
@@ -582,11 +653,36 @@ impl Frontier for Shared {
     }
 }
 
+/// The links the frontier refused, for this process's report, each with
+/// what the frontier answered: why, and `from`, the page (or sitemap) that
+/// led to it.
+fn keep_refused(crawl: &dyn Crawl, answered: impl Iterator<Item = (Url, Seen)>, from: &str) {
+    for (url, seen) in answered {
+        let reason = match seen {
+            // The frontier reports what is still too deep at the end.
+            Seen::Before | Seen::Queued | Seen::TooDeep => continue,
+            Seen::Refused => crawl
+                .rules()
+                .refusal_by_url(&url)
+                .unwrap_or(SkipReason::Excluded),
+            Seen::QueryVariants => SkipReason::QueryVariants,
+            Seen::Robots => SkipReason::Robots,
+            Seen::OverMaxPages => SkipReason::MaxPages,
+        };
+        crawl.keep_skip(Skipped {
+            url: url.into(),
+            reason,
+            from: Some(from.to_string()),
+        });
+    }
+}
+
 /// A URL this page leads to, as the frontier's `see` takes it: with the
 /// verdict of this process's rules, which need no Redis.
 fn link(rules: &dyn Rules, url: &Url, counts: bool) -> Link {
     let refusal = rules.refusal_by_url(url);
     Link {
+        sitemap: false,
         url: url.to_string(),
         host: host_of(url),
         variant: variant_key(url).map(str::to_string),

@@ -24,6 +24,7 @@ fn settings() -> Settings {
 
 fn link(url: &str) -> Link {
     Link {
+        sitemap: false,
         url: url.into(),
         host: host(url),
         variant: None,

@@ -296,6 +296,74 @@ fn max_depth_is_exact_over_every_process() {
     assert!(per_path.values().all(|&n| n == 1), "{per_path:?}");
 }
 
+/// The whole crawl's text report, merged from Redis: its sitemap lines.
+fn merged_sitemaps(frontier: &str) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .args(["--frontier", frontier, "--report-only", "--report", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    sitemap_lines(&out.stdout)
+}
+
+/// A text report's sitemap lines, in order of URL.
+fn sitemap_lines(text: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(text)
+        .lines()
+        .filter(|l| l.starts_with("sitemap "))
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn sitemaps_are_read_once_in_the_whole_crawl() {
+    // The polite demo site: a robots.txt that names a sitemap index, which
+    // names a gzipped sitemap, whose pages nothing links.
+    let site = DemoSite::start(SiteConfig {
+        polite: true,
+        delay: Duration::from_millis(5),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let mut args = rules(&site);
+    args.push("--sitemaps".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = crawler(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let want = lines(&out);
+    // The JSON report has no sitemap lines; the text report does.
+    let alone = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .args(&args)
+        .args(["--report", "text", "--max-tasks", "3"])
+        .output()
+        .unwrap();
+    let want_sitemaps = sitemap_lines(&alone.stdout);
+    assert_eq!(want_sitemaps.len(), 2, "{want_sitemaps:?}");
+    for page in site.expected_from_sitemaps() {
+        assert!(want.iter().any(|(url, _)| *url == page), "{page}");
+    }
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("sitemaps").to_string();
+    let a = first(&site, &frontier, &["--sitemaps"]);
+    let b = joiner(&frontier, &[]);
+    let c = joiner(&frontier, &[]);
+    let reports: Vec<_> = [a, b, c].into_iter().map(|p| lines(&finished(p))).collect();
+    assert_eq!(union_once(&reports), want);
+    assert_eq!(merged(&frontier), want);
+    assert_eq!(merged_sitemaps(&frontier), want_sitemaps);
+    // Each page, and each sitemap, requested once in the whole crawl
+    // (robots.txt aside: each process reads it).
+    let per_path = pages_requested(&site);
+    assert!(per_path.values().all(|&n| n == 1), "{per_path:?}");
+    assert!(
+        per_path.keys().any(|p| p.starts_with("/sitemap")),
+        "{per_path:?}"
+    );
+}
+
 #[test]
 fn a_joiner_is_refused_for_an_explicit_option_that_differs_and_takes_the_others() {
     let site = slow_site();

@@ -77,7 +77,7 @@ end
 -- report (field, value, ...); each host's new work, in the order found;
 -- how many URLs were queued; and the hosts whose line changed.
 local function new_gathered()
-  return {report = {}, work = {}, hosts = {}, queued = 0, touched = {}}
+  return {report = {}, work = {}, hosts = {}, queued = 0, sitemaps = 0, touched = {}}
 end
 local gathered = new_gathered()
 -- ANCHOR_END: many
@@ -124,7 +124,10 @@ end
 -- ANCHOR_END: cap
 
 -- Makes the writes gathered, and wakes each host whose line changed.
--- `pending` moves by the URLs queued less `done`, the URLs completed.
+-- `pending` moves by the URLs and sitemaps queued less `done`, the URLs
+-- (and sitemaps) completed. `queued` counts both, and only grows (the end
+-- on a cluster reads it); `sitemaps_queued` says how much of it is
+-- sitemaps, which --max-pages does not count.
 -- Returns `pending` as it is now, and whether any host woken has URLs
 -- waiting.
 local function flush(now, done)
@@ -132,8 +135,12 @@ local function flush(now, done)
   for _, host in ipairs(gathered.hosts) do
     many('RPUSH', P .. 'q:' .. host, gathered.work[host])
   end
-  if gathered.queued > 0 then redis.call('INCRBY', P .. 'queued', gathered.queued) end
-  local pending = redis.call('INCRBY', P .. 'pending', gathered.queued - done)
+  local queued = gathered.queued + gathered.sitemaps
+  if queued > 0 then redis.call('INCRBY', P .. 'queued', queued) end
+  if gathered.sitemaps > 0 then
+    redis.call('INCRBY', P .. 'sitemaps_queued', gathered.sitemaps)
+  end
+  local pending = redis.call('INCRBY', P .. 'pending', queued - done)
   local waiting = false
   for host in pairs(gathered.touched) do waiting = wake(host, now) or waiting end
   gathered = new_gathered()
@@ -340,7 +347,8 @@ end
 -- links follow; then five per link: the URL; its host; its path if it has
 -- a query ('' if not); the reason this process's rules refuse it ('' if
 -- they do not); and flags: 'c' if it counts in the page's num_urls, 'r' if
--- robots.txt disallows it (as far as this process knows). The checks run
+-- robots.txt disallows it (as far as this process knows), 's' if it is a
+-- sitemap to read (see `sitemap` below). The checks run
 -- in the order one process runs them. Returns a code per link (0 seen
 -- before, 1 queued, 2 refused, 3 over --max-pages, 4 over
 -- --max-query-variants, 5 robots.txt, 6 deeper than --max-depth, for
@@ -381,6 +389,29 @@ local function with_depth(work, depth)
   return string.sub(work, 1, b) .. depth .. string.sub(work, c)
 end
 
+-- ANCHOR: sitemap
+-- With --sitemaps: a sitemap found by any process (the roots' own, one
+-- that a robots.txt or an index names) is read once in the whole crawl.
+-- It is work like a page, in its host's line and leased, so that a crash
+-- does not lose it, under its own key, '~' and its URL: a page may have
+-- the same URL. `sitemaps` remembers the sitemaps queued (URL -> '', then
+-- what reading it came to), at most as many as one process reads
+-- (rules.rs's MAX_SITEMAPS). Its completion offers the pages it lists, as
+-- links one step from a root. Returns the link's code: 1 if queued, 0 if
+-- not.
+local MAX_SITEMAPS = 1000
+local function sitemap(url, host)
+  if redis.call('HEXISTS', P .. 'sitemaps', url) == 1
+      or redis.call('HLEN', P .. 'sitemaps') >= MAX_SITEMAPS then
+    return 0
+  end
+  redis.call('HSET', P .. 'sitemaps', url, '')
+  gathered.sitemaps = gathered.sitemaps + 1
+  line_up(host, '~' .. url .. '\n\n0\n0')
+  return 1
+end
+-- ANCHOR_END: sitemap
+
 local function see(i)
   local from, fp, depth, redirects = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local n = tonumber(ARGV[i + 4]) or 0
@@ -402,7 +433,9 @@ local function see(i)
   local function over_max_pages()
     if max_pages < 0 then return false end
     if not queued_before then
-      queued_before = tonumber(redis.call('GET', P .. 'queued') or '0')
+      -- Sitemaps are counted in `queued`, not in --max-pages.
+      local counts = redis.call('MGET', P .. 'queued', P .. 'sitemaps_queued')
+      queued_before = tonumber(counts[1] or '0') - tonumber(counts[2] or '0')
     end
     return queued_before + gathered.queued >= max_pages
   end
@@ -455,6 +488,8 @@ local function see(i)
     if answered[url] then
       -- A page that links a URL twice is answered once.
       code = 0
+    elseif string.find(flags, 's', 1, true) then
+      code = sitemap(url, host)
     elseif was[k] then
       if string.sub(was[k], 3) == fp then
         code = tonumber(string.sub(was[k], 1, 1))

@@ -53,10 +53,18 @@ for k, c in ipairs(batch) do
     end
     local codes, num_urls, new = see(c.group)
     num_urls, new = num_urls + c.urls, new + c.new
-    -- The record as the process sent it, after the page's counts, which
-    -- only Redis knows (`Frontier::records` puts them in).
-    table.insert(gathered.report, c.url)
-    table.insert(gathered.report, '=' .. num_urls .. ' ' .. new .. '\n' .. c.record)
+    if string.sub(c.url, 1, 1) == '~' then
+      -- A sitemap: no URL of the report; what reading it came to, if it
+      -- was read.
+      if c.record ~= '' then
+        redis.call('HSET', P .. 'sitemaps', string.sub(c.url, 2), c.record)
+      end
+    else
+      -- The record as the process sent it, after the page's counts, which
+      -- only Redis knows (`Frontier::records` puts them in).
+      table.insert(gathered.report, c.url)
+      table.insert(gathered.report, '=' .. num_urls .. ' ' .. new .. '\n' .. c.record)
+    end
     table.insert(codes, 1, new)
     table.insert(codes, 1, num_urls)
     table.insert(results, codes)

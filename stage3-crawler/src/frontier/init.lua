@@ -14,7 +14,7 @@ if existing[1] then return {0, existing[1], existing[2] and 1 or 0} end
 -- Whatever a process of a crawl of the same name left behind after that
 -- crawl was cleared (it may still have been running) is not this crawl's.
 redis.call('DEL', P .. 'hosts', P .. 'hosts_given', P .. 'meta', P .. 'level', P .. 'later',
-  P .. 'deep')
+  P .. 'deep', P .. 'sitemaps', P .. 'sitemaps_queued')
 redis.call('HSET', P .. 'meta', 'identity', ARGV[1], 'created', now_ms(),
   'per_host', ARGV[2], 'max_pages', ARGV[3], 'robots', ARGV[4],
   'delay', ARGV[5], 'lease', ARGV[6], 'max_query_variants', ARGV[7],
