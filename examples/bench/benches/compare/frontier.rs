@@ -571,5 +571,117 @@ pub(super) fn scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<
             target: Some(Target::Below(LINK_HEAVY_TARGET_NS)),
         });
     }
+    rows.extend(cluster_scaling_rows(opts, me, bin)?);
+    Ok(rows)
+}
+
+/// (g) The same pages on thirty hosts, on a Redis Cluster of three
+/// masters, crawled by 1, 2, 4 and 8 processes: one Redis core is the
+/// limit of (f) once a few processes share it, and here the hosts' keys
+/// spread over three.
+fn cluster_scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, String> {
+    if on_path("redis-cli").is_none() {
+        return Ok(Vec::new());
+    }
+    let pages = if opts.quick { 2_000 } else { 20_000 };
+    let config = demo_site::SiteConfig {
+        pages: pages / MANY_HOSTS,
+        fan_out: 20,
+        page_size: 20_000,
+        ..demo_site::SiteConfig::default()
+    };
+    let sites = (0..MANY_HOSTS)
+        .map(|_| DemoSite::start(config.clone()).map_err(|e| format!("demo site: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let expected: BTreeSet<Visit> = sites.iter().flat_map(crawl::expected_visits).collect();
+    let roots: Vec<String> = sites.iter().map(|s| s.url("/")).collect();
+    let mut cluster = RedisCluster::start(3);
+    let addrs: Vec<SocketAddr> = cluster.nodes().iter().map(|n| n.addr()).collect();
+    let layouts = &SCALING_LAYOUTS[1..];
+    let mut walls: Vec<Vec<f64>> = layouts.iter().map(|_| Vec::new()).collect();
+    let mut per_url: Vec<Vec<f64>> = layouts.iter().map(|_| Vec::new()).collect();
+    for round in 0..opts.rounds {
+        for i in (0..layouts.len()).map(|i| (i + round) % layouts.len()) {
+            let processes = layouts[i];
+            let frontier = cluster
+                .url(&format!("bench-cluster-{round}-{processes}"))
+                .to_string();
+            let each = (200 / processes).to_string();
+            let before = addrs
+                .iter()
+                .map(|a| redis_info(*a))
+                .collect::<Result<Vec<_>, _>>()?;
+            let started = Instant::now();
+            let children: Vec<_> = (0..processes)
+                .map(|_| {
+                    let mut command = measure(me, bin);
+                    stage3_crawl(&mut command, &roots[0], &each)
+                        .args(&roots[1..])
+                        .args([
+                            "--per-host",
+                            "200",
+                            "--ignore-robots",
+                            "--frontier",
+                            &frontier,
+                        ]);
+                    std::thread::spawn(move || child::run(&mut command, CRAWL_LIMIT))
+                })
+                .collect();
+            for child in children {
+                child
+                    .join()
+                    .map_err(|_| "a crawl's thread panicked".to_string())?
+                    .map_err(|e| format!("stage 3 on a Redis Cluster failed: {e}"))?;
+            }
+            let wall = started.elapsed().as_secs_f64();
+            let after = addrs
+                .iter()
+                .map(|a| redis_info(*a))
+                .collect::<Result<Vec<_>, _>>()?;
+            let crawled = crawl::parse_stage3_json(&merged_report(bin, &frontier)?)?;
+            check("stage 3 on a Redis Cluster", &crawled.visits, &expected)?;
+            let cpu: f64 = before.iter().zip(&after).map(|(b, a)| a.cpu - b.cpu).sum();
+            let ns = cpu * 1e9 / expected.len() as f64;
+            println!(
+                "  round {}: (g) {} URLs of {MANY_HOSTS} hosts on three masters, {:<24} \
+                 {wall:.3} s wall, redis: {ns:.0} ns CPU per URL",
+                round + 1,
+                expected.len(),
+                layout_name(processes, 200),
+            );
+            walls[i].push(wall);
+            per_url[i].push(ns);
+        }
+    }
+    for site in sites {
+        site.shutdown();
+    }
+    let mut rows = Vec::new();
+    for (i, &processes) in layouts.iter().enumerate().skip(1) {
+        rows.push(Row {
+            what: format!(
+                "(g) {} URLs of {MANY_HOSTS} hosts on a three-master cluster, {}: wall time \
+                 (against one process of 200)",
+                expected.len(),
+                layout_name(processes, 200)
+            ),
+            unit: Unit::Secs,
+            ours: median(&walls[i]),
+            theirs: median(&walls[0]),
+            target: None,
+        });
+    }
+    for (i, &processes) in layouts.iter().enumerate() {
+        rows.push(Row {
+            what: format!(
+                "(g) {} on a three-master cluster: Redis's CPU per URL, summed over the masters",
+                layout_name(processes, 200)
+            ),
+            unit: Unit::Nanos,
+            ours: median(&per_url[i]),
+            theirs: None,
+            target: Some(Target::Below(LINK_HEAVY_TARGET_NS)),
+        });
+    }
     Ok(rows)
 }
