@@ -1219,6 +1219,21 @@ impl Frontier {
         };
         if let Ok(Err(_)) = runtime::timeout(longest, conn.receive()).await {
             kept.conn = None; // subscribe again next time
+            return;
+        }
+        // While this process was busy, every completion of every other
+        // process rang, and each ring waits in the connection: one claim
+        // answers them all. So the rings already here are read now (a
+        // timeout of zero reads what has arrived and waits for nothing),
+        // rather than each waking the process for another claim later.
+        // None is lost: the caller claims after this.
+        loop {
+            match runtime::timeout(Duration::ZERO, conn.receive()).await {
+                Ok(Ok(_)) => continue,
+                Ok(Err(_)) => kept.conn = None,
+                Err(_) => {}
+            }
+            break;
         }
     }
 

@@ -245,28 +245,22 @@ impl Shared {
 
     // ANCHOR: offer_sitemaps
     /// With `--sitemaps`: the sitemaps this process found since its last
-    /// batch (the roots', those its robots.txt reads and indexes name) go
-    /// to the frontier as links of the batch's first completion, before
-    /// that completion counts its page out, so that the crawl cannot end
-    /// while they wait. Kept here until that completion is done: a lease
-    /// lost, or Redis failing, offers them again with the next batch.
+    /// batch (the roots', and those the robots.txt files it reads name)
+    /// go to the frontier as links of each completion of the batch, before
+    /// it counts its page out, so that the crawl cannot end while they
+    /// wait: any completion whose lease is still ours queues them, and
+    /// the frontier queues each sitemap once. Kept here until one of them
+    /// is done: leases lost, or Redis failing, offer them again with the
+    /// next batch. (A process that dies with them here loses nothing:
+    /// whoever reads those robots.txt files again finds them again.)
     /// Returns how many were offered.
     fn offer_sitemaps(&self, crawl: &dyn Crawl, batch: &mut [Completion]) -> usize {
         let mut sitemaps = self.sitemaps.borrow_mut();
         sitemaps.extend(crawl.rules().take_found_sitemaps());
-        let Some(first) = batch.first_mut() else {
-            return 0;
-        };
-        // After the page's own links, whose answers come first.
-        first.links.extend(sitemaps.iter().map(|url| Link {
-            url: url.to_string(),
-            host: host_of(url),
-            variant: None,
-            refused: None,
-            robots: false,
-            counts: false,
-            sitemap: true,
-        }));
+        for completion in batch.iter_mut() {
+            // After the page's own links, whose answers come first.
+            completion.links.extend(sitemaps.iter().map(sitemap_link));
+        }
         sitemaps.len()
     }
     // ANCHOR_END: offer_sitemaps
@@ -336,7 +330,7 @@ impl Shared {
             let wanted = crawl.max_tasks().saturating_sub(held);
             match self.frontier.complete_many(&completions, wanted).await {
                 Ok((done, claimed)) => {
-                    if matches!(done.first(), Some(Completed::Done { .. })) {
+                    if done.iter().any(|d| matches!(d, Completed::Done { .. })) {
                         self.sitemaps.borrow_mut().drain(..offered);
                     }
                     self.take(crawl, claimed).await;
@@ -389,6 +383,10 @@ impl Shared {
     /// then keeps the statistic, and the links the frontier refused, in
     /// this process's report.
     async fn complete_fetched(&self, crawl: &dyn Crawl, work: &Work, found: Found) {
+        if work.sitemap {
+            // Reading it panicked (see `fetch_work`): nothing was read.
+            return self.complete_sitemap(crawl, work, None).await;
+        }
         let Found { mut stat, next } = found;
         let from: Rc<str> = Rc::from(work.url.as_str());
         let mut invalid = Vec::new();
@@ -498,12 +496,17 @@ impl Shared {
     /// Completes a leased sitemap: with the pages it lists (`None` if it
     /// was not read: robots.txt disallows it), offered as links one step
     /// from a root, and what reading it came to for the whole crawl's
-    /// report. The pages refused go in this process's report, as a page's
-    /// links do.
+    /// report. An index's sitemaps, found as it was read, go with it: its
+    /// completion is their only record. The pages refused go in this
+    /// process's report, as a page's links do.
     async fn complete_sitemap(&self, crawl: &dyn Crawl, work: &Work, pages: Option<Vec<Url>>) {
         let read = pages.is_some();
         let pages = pages.unwrap_or_default();
-        let links = pages.iter().map(|page| link(crawl.rules(), page, false));
+        let found = crawl.rules().take_found_sitemaps();
+        let links = pages
+            .iter()
+            .map(|page| link(crawl.rules(), page, false))
+            .chain(found.iter().map(sitemap_link));
         // The outcome the rules noted for it, the last if read again.
         let outcome = crawl
             .rules()
@@ -674,6 +677,19 @@ fn keep_refused(crawl: &dyn Crawl, answered: impl Iterator<Item = (Url, Seen)>, 
             reason,
             from: Some(from.to_string()),
         });
+    }
+}
+
+/// A sitemap to read, as the frontier's `see` takes it.
+fn sitemap_link(url: &Url) -> Link {
+    Link {
+        url: url.to_string(),
+        host: host_of(url),
+        variant: None,
+        refused: None,
+        robots: false,
+        counts: false,
+        sitemap: true,
     }
 }
 

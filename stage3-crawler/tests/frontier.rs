@@ -2,6 +2,7 @@
 //! the per-host cap, the global seen set and --max-pages, leases that run
 //! out and come back, and the distributed join.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use redis_client::{RedisCluster, RedisServer, RedisUrl};
@@ -635,6 +636,94 @@ fn on_a_cluster_a_page_fetched_again_after_a_crash_changes_nothing_of_what_it_of
                 queued.is_empty(),
                 "not fetched yet, so not in the report: {queued:?}"
             );
+        })
+        .unwrap();
+}
+
+fn sitemap(url: &str) -> Link {
+    Link {
+        sitemap: true,
+        counts: false,
+        ..link(url)
+    }
+}
+
+#[test]
+fn a_sitemap_is_queued_once_under_its_own_key_beside_a_page_of_the_same_url() {
+    let server = RedisServer::start();
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "sitemaps");
+            let settings = Settings {
+                robots: false,
+                max_pages: Some(3),
+                ..settings()
+            };
+            f.create("id", &settings, &[link("http://h/")], 10)
+                .await
+                .unwrap();
+            let root = work(f.claim(1).await.unwrap());
+            // The root links /sitemap.xml as a page, and the process offers
+            // the root's sitemap, the same URL, with the same completion,
+            // twice (as two processes would).
+            let links = [
+                link("http://h/sitemap.xml"),
+                sitemap("http://h/sitemap.xml"),
+                sitemap("http://h/sitemap.xml"),
+            ];
+            let done = f
+                .complete(completion("http://h/", root[0].token, None, &links))
+                .await
+                .unwrap();
+            // The page link counts in num_urls; the sitemap does not.
+            assert!(
+                matches!(&done, Completed::Done { urls: 1, new: 1, seen }
+                    if seen == &[Seen::Queued, Seen::Queued, Seen::Before]),
+                "{done:?}"
+            );
+            let both = work(f.claim(2).await.unwrap());
+            let keys: BTreeSet<&str> = both.iter().map(|l| l.url.as_str()).collect();
+            assert_eq!(
+                keys,
+                BTreeSet::from(["http://h/sitemap.xml", "~http://h/sitemap.xml"])
+            );
+            // Completing the sitemap offers what it lists, and keeps what
+            // reading it came to; its pages count in --max-pages, it does
+            // not: of the two pages listed, one is over the limit of 3.
+            let read = both.iter().find(|l| l.url.starts_with('~')).unwrap();
+            let page = both.iter().find(|l| !l.url.starts_with('~')).unwrap();
+            let listed = Completion {
+                record: "2 URLs".into(),
+                ..completion(
+                    &read.url,
+                    read.token,
+                    None,
+                    &[link("http://h/a"), link("http://h/b")],
+                )
+            };
+            let done = f.complete(listed).await.unwrap();
+            assert!(
+                matches!(&done, Completed::Done { seen, .. }
+                    if seen == &[Seen::Queued, Seen::OverMaxPages]),
+                "{done:?}"
+            );
+            f.complete(completion(&page.url, page.token, None, &[]))
+                .await
+                .unwrap();
+            let a = work(f.claim(1).await.unwrap());
+            f.complete(completion(&a[0].url, a[0].token, None, &[]))
+                .await
+                .unwrap();
+            assert_eq!(f.claim(1).await.unwrap(), Claim::Finished);
+            assert_eq!(
+                f.sitemap_outcomes().await.unwrap(),
+                [("http://h/sitemap.xml".to_string(), "2 URLs".to_string())]
+            );
+            // The report: the pages, and /b over --max-pages; no sitemap.
+            let records = f.records().await.unwrap();
+            assert_eq!(records.len(), 4, "{records:?}");
+            assert!(!records.iter().any(|r| r.contains('~')), "{records:?}");
         })
         .unwrap();
 }

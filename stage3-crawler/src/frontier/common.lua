@@ -466,7 +466,9 @@ local function see(i)
   for k = 1, n do
     local j = first + 5 * (k - 1)
     local counts
-    if was[k] and string.sub(was[k], 3) == fp then
+    if string.find(ARGV[j + 4], 's', 1, true) then
+      counts = false -- a sitemap: no link of the page's
+    elseif was[k] and string.sub(was[k], 3) == fp then
       -- This page's own link offered again: counted as it was the first
       -- time (the page's own queries have filled its path's count since).
       counts = string.sub(was[k], 2, 2) == '1'
@@ -485,11 +487,14 @@ local function see(i)
     local j = first + 5 * (k - 1)
     local url, host, variant, refused, flags = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
     local code = 0
-    if answered[url] then
+    local is_sitemap = string.find(flags, 's', 1, true)
+    if is_sitemap then
+      -- Not a page, whatever else has its URL: `sitemap` has its own
+      -- record of what was queued.
+      code = sitemap(url, host)
+    elseif answered[url] then
       -- A page that links a URL twice is answered once.
       code = 0
-    elseif string.find(flags, 's', 1, true) then
-      code = sitemap(url, host)
     elseif was[k] then
       if string.sub(was[k], 3) == fp then
         code = tonumber(string.sub(was[k], 1, 1))
@@ -552,7 +557,7 @@ local function see(i)
       remember[#remember + 1] = url
       remember[#remember + 1] = CODES[code] .. counted[k] .. fp
     end
-    answered[url] = true
+    if not is_sitemap then answered[url] = true end
     codes[#codes + 1] = code
   end
   many('HSET', P .. 'seen', remember)

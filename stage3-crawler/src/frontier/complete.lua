@@ -77,23 +77,26 @@ for host, n in pairs(freed) do
   redis.call('HINCRBY', P .. 'busy', host, -n)
   gathered.touched[host] = true
 end
--- Processes with nothing to do wait on the doorbell: ring it when there
--- is something new to claim (URLs queued, or a freed host with URLs
--- waiting), or the crawl is over.
-local queued = gathered.queued > 0
+local queued = gathered.queued + gathered.sitemaps > 0
 local pending, waiting = flush(now, #done)
 -- With --max-depth, these may have been the last URLs of their level.
 if next_level() then
   flush(now, 0)
   queued = true
 end
-if queued or waiting or pending <= 0 then
-  redis.call('PUBLISH', P .. 'bell', '')
-end
 local claimed = {}
 if wanted > 0 and pending > 0 then
   requeue_expired(now)
   take_ready(wanted, now, claimed)
+end
+-- Processes with nothing to do wait on the doorbell: ring it when the
+-- crawl is over, or when there is something new (URLs queued, or a freed
+-- host with URLs waiting) that this process did not take itself: some
+-- host is still ready, now or once its delay ends. A ring this process
+-- made no use of would wake every idle process for a claim that finds
+-- nothing.
+if pending <= 0 or ((queued or waiting) and redis.call('ZCARD', P .. 'ready') > 0) then
+  redis.call('PUBLISH', P .. 'bell', '')
 end
 table.insert(results, 1, claimed)
 return results

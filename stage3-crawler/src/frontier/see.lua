@@ -19,7 +19,7 @@ while i + 4 <= #ARGV do
   table.insert(results, codes)
   i = next
 end
-local ring = gathered.queued > 0
+local ring = gathered.queued + gathered.sitemaps > 0
 flush(now_ms(), 0)
 if ring then redis.call('PUBLISH', P .. 'bell', '') end
 return results

@@ -524,13 +524,14 @@ pub(super) fn scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<
             )?;
             println!(
                 "  round {}: (f) {} URLs, {:<24} {:.3} s wall {:.3} s CPU, redis: {:.0} ns CPU \
-                 per URL",
+                 and {:.2} round trips per URL",
                 round + 1,
                 expected.len(),
                 layout_name(processes, workload.max_tasks),
                 run.wall,
                 run.cpu,
-                run.redis_cpu * 1e9 / urls
+                run.redis_cpu * 1e9 / urls,
+                run.round_trips / urls
             );
             runs[i].push(run);
         }
