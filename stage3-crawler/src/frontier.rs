@@ -672,6 +672,56 @@ impl Frontier {
         }
     }
 
+    // ANCHOR: seen_already
+    /// Which of `links` the crawl has seen, read with plain `HMGET`s (one
+    /// per shard), no script: what a script costs Redis is mostly its
+    /// handling of every argument, which a link seen before does not need.
+    /// The seen set only grows, so a link read here as seen is seen for
+    /// good; one read as not seen may be by the time it is offered, which
+    /// `see` decides.
+    pub async fn seen_already(&self, links: &[&Link]) -> io::Result<Vec<bool>> {
+        let shards = self.shards().await?;
+        // Where `offer_elsewhere` would offer them: refused links by a hash
+        // of their host, the others where their host was given.
+        let open: Vec<&str> = links
+            .iter()
+            .filter(|l| l.refused.is_none())
+            .map(|l| l.host.as_str())
+            .collect();
+        let mut given = self.place(&open).await?.into_iter();
+        let placed: Vec<usize> = links
+            .iter()
+            .map(|l| match l.refused {
+                Some(_) => (fnv1a(l.host.as_bytes()) % shards.len() as u64) as usize,
+                None => given.next().unwrap_or(0),
+            })
+            .collect();
+        let mut seen = vec![false; links.len()];
+        for (shard, prefix) in shards.iter().enumerate() {
+            let here: Vec<usize> = (0..links.len()).filter(|&i| placed[i] == shard).collect();
+            if here.is_empty() {
+                continue;
+            }
+            let key = format!("{prefix}seen");
+            let mut command: Vec<&str> = vec!["HMGET", &key];
+            command.extend(here.iter().map(|&i| links[i].url.as_str()));
+            let reply = self
+                .call(&key, async |conn: &mut Connection| {
+                    conn.command(&command).await
+                })
+                .await?;
+            let values = items(reply)?;
+            if values.len() != here.len() {
+                return Err(unexpected("HMGET"));
+            }
+            for (i, value) in here.into_iter().zip(values) {
+                seen[i] = !matches!(value, Frame::Null);
+            }
+        }
+        Ok(seen)
+    }
+    // ANCHOR_END: seen_already
+
     /// The first of `complete_many`'s two steps on a cluster, alone: the
     /// links go to their shards, and the pages stay leased. It is what a
     /// process that dies before completing its pages has done, which the

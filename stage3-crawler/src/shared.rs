@@ -10,7 +10,7 @@
 //! over when the frontier says no URL is queued or leased anywhere: the
 //! chapter's `join`, summed over every process.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io;
 use std::rc::Rc;
@@ -57,6 +57,9 @@ pub struct Shared {
     /// Sitemaps this process found (`--sitemaps`) and has not yet offered
     /// to the frontier.
     sitemaps: RefCell<Vec<Url>>,
+    /// How often a link this process did not know turned out seen, when
+    /// last asked (see `keep_back_seen`), and batches since then.
+    seen_rate: Cell<(f64, u32)>,
 }
 
 /// The most URLs completed in one script.
@@ -110,6 +113,7 @@ impl Shared {
             seen_here: RefCell::new(SeenHere::default()),
             completions: Queue::new(),
             sitemaps: RefCell::new(Vec::new()),
+            seen_rate: Cell::new((1.0, 0)),
         }
     }
 
@@ -243,6 +247,70 @@ impl Shared {
         })
     }
 
+    // ANCHOR: keep_back_seen
+    /// The batch's links that this process did not know are seen, asked
+    /// of Redis first with plain reads (`Frontier::seen_already`): those
+    /// seen are kept back, as the links known here are, and the script
+    /// gets only the others. With many processes each knows a smaller
+    /// share of the crawl (eight processes, an eighth), so most links a
+    /// process sends are seen already, and a link costs Redis several
+    /// times more in a script than in an `HMGET`. Asked only when it pays:
+    /// when enough links would be kept back, as often as they were last
+    /// time (and every 32nd batch regardless, to learn again). A link
+    /// whose answer is more than "seen" stays: a query (its count is
+    /// Redis's), a redirect's target (a shorter path), a sitemap. Returns,
+    /// for each completion, where the links it kept back were.
+    async fn keep_back_seen(&self, crawl: &dyn Crawl, batch: &mut [Completion]) -> Vec<Vec<usize>> {
+        let mut kept = vec![Vec::new(); batch.len()];
+        let asked: Vec<(usize, usize)> = batch
+            .iter()
+            .enumerate()
+            .flat_map(|(c, completion)| {
+                completion
+                    .links
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(i, l)| {
+                        let plain =
+                            !l.sitemap && l.variant.is_none() && (l.counts || l.refused.is_some());
+                        plain.then_some((c, i))
+                    })
+            })
+            .collect();
+        let (rate, skipped) = self.seen_rate.get();
+        let worth = asked.len() >= 16 && (rate * asked.len() as f64 >= 8.0 || skipped >= 32);
+        if !worth {
+            self.seen_rate.set((rate, skipped + 1));
+            return kept;
+        }
+        let links: Vec<&Link> = asked.iter().map(|&(c, i)| &batch[c].links[i]).collect();
+        let Ok(seen) = self.frontier.seen_already(&links).await else {
+            return kept; // the script will tell
+        };
+        let hits = seen.iter().filter(|&&s| s).count();
+        crawl.log().debug(format_args!(
+            "{hits} of {} links were seen by other processes: kept back",
+            asked.len()
+        ));
+        self.seen_rate
+            .set((0.7 * rate + 0.3 * hits as f64 / asked.len() as f64, 0));
+        for (&(c, i), seen) in asked.iter().zip(seen) {
+            if seen {
+                kept[c].push(i);
+            }
+        }
+        let mut seen_here = self.seen_here.borrow_mut();
+        for (completion, kept) in batch.iter_mut().zip(&kept) {
+            for &i in kept.iter().rev() {
+                let link = completion.links.remove(i);
+                completion.known += usize::from(link.counts);
+                seen_here.insert(&link.url);
+            }
+        }
+        kept
+    }
+    // ANCHOR_END: keep_back_seen
+
     // ANCHOR: offer_sitemaps
     /// With `--sitemaps`: the sitemaps this process found since its last
     /// batch (the roots', and those the robots.txt files it reads name)
@@ -320,6 +388,7 @@ impl Shared {
                 }
             }
             let (mut completions, answers): (Vec<Completion>, Vec<_>) = batch.into_iter().unzip();
+            let kept_back = self.keep_back_seen(crawl, &mut completions).await;
             let offered = self.offer_sitemaps(crawl, &mut completions);
             for _ in &answers {
                 let _ = self.completions.task_done();
@@ -334,8 +403,8 @@ impl Shared {
                         self.sitemaps.borrow_mut().drain(..offered);
                     }
                     self.take(crawl, claimed).await;
-                    for (answer, done) in answers.into_iter().zip(done) {
-                        answer.send(Ok(done));
+                    for ((answer, done), kept) in answers.into_iter().zip(done).zip(kept_back) {
+                        answer.send(Ok(with_kept_back(done, &kept)));
                     }
                 }
                 Err(e) => {
@@ -677,6 +746,34 @@ fn keep_refused(crawl: &dyn Crawl, answered: impl Iterator<Item = (Url, Seen)>, 
             reason,
             from: Some(from.to_string()),
         });
+    }
+}
+
+/// What the frontier answered for a completion, with `Seen::Before` put
+/// back where `keep_back_seen` kept links back (`kept`, in order), so that
+/// the answers line up with the links the page found.
+fn with_kept_back(done: Completed, kept: &[usize]) -> Completed {
+    match done {
+        Completed::Done { urls, new, seen } if !kept.is_empty() => {
+            let mut answers = seen.into_iter();
+            let mut kept = kept.iter().peekable();
+            let mut all = Vec::new();
+            loop {
+                if kept.next_if(|&&i| i == all.len()).is_some() {
+                    all.push(Seen::Before);
+                } else if let Some(answer) = answers.next() {
+                    all.push(answer);
+                } else {
+                    break;
+                }
+            }
+            Completed::Done {
+                urls,
+                new,
+                seen: all,
+            }
+        }
+        other => other,
     }
 }
 

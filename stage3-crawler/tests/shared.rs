@@ -552,6 +552,59 @@ fn links_kept_in_the_process_still_count_in_each_page() {
     assert_eq!(num_urls(&merged.stdout), want);
 }
 
+#[test]
+fn links_other_processes_saw_are_kept_back_and_still_count_in_each_page() {
+    // Twenty links a page, most to pages seen already, and four processes:
+    // each knows a quarter of the crawl, and asks Redis which of the rest
+    // are seen before it sends them to a script (`keep_back_seen`).
+    let site = DemoSite::start(SiteConfig {
+        pages: 400,
+        fan_out: 20,
+        delay: Duration::from_millis(2),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let want_lines = reference(&site);
+    let args = rules(&site);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let alone = crawler(&args).output().unwrap();
+    let want = num_urls(&alone.stdout);
+    site.reset_counters();
+    let redis = RedisServer::start();
+    let frontier = redis.url("kept-back").to_string();
+    let mut processes = vec![first(&site, &frontier, &["-v"])];
+    processes.extend((0..3).map(|_| joiner(&frontier, &["-v"])));
+    let outs: Vec<Output> = processes.into_iter().map(finished).collect();
+    let kept_back = outs
+        .iter()
+        .flat_map(|o| {
+            String::from_utf8_lossy(&o.stderr)
+                .into_owned()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|l| l.contains("were seen by other processes: kept back"))
+        .filter(|l| !l.contains(" 0 of "))
+        .count();
+    assert!(kept_back > 0, "no process kept a link back");
+    let mut counts = BTreeMap::new();
+    for out in &outs {
+        counts.extend(num_urls(&out.stdout));
+    }
+    assert_eq!(counts, want);
+    let merged_out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .args(["--frontier", &frontier, "--report-only", "--report", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(num_urls(&merged_out.stdout), want);
+    let reports: Vec<_> = outs.iter().map(lines).collect();
+    assert_eq!(union_once(&reports), want_lines);
+    assert_eq!(merged(&frontier), want_lines);
+    let per_path = pages_requested(&site);
+    assert!(per_path.values().all(|&n| n == 1), "{per_path:?}");
+}
+
 /// Three slow sites, three hosts: on a cluster of three masters, a host on
 /// each.
 fn three_sites() -> Vec<DemoSite> {
