@@ -672,7 +672,6 @@ impl Frontier {
         }
     }
 
-    // ANCHOR: seen_already
     /// Which of `links` the crawl has seen, read with plain `HMGET`s (one
     /// per shard), no script: what a script costs Redis is mostly its
     /// handling of every argument, which a link seen before does not need.
@@ -720,7 +719,6 @@ impl Frontier {
         }
         Ok(seen)
     }
-    // ANCHOR_END: seen_already
 
     /// The first of `complete_many`'s two steps on a cluster, alone: the
     /// links go to their shards, and the pages stay leased. It is what a
