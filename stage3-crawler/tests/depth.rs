@@ -47,12 +47,11 @@ fn set(paths: &[&str]) -> BTreeSet<String> {
     paths.iter().map(|p| p.to_string()).collect()
 }
 
-#[test]
-fn a_url_found_first_by_a_long_path_gets_its_short_depth() {
-    // / links a slow /a and a fast /b; /b -> /c -> /d, and /a -> /d. The
-    // fast path finds /d at depth 3 long before the slow /a says it is at
-    // depth 2.
-    let addr = StaticSite::start(vec![
+/// / links a slow /a and a fast /b; /b -> /c -> /d, and /a -> /d. The
+/// fast path finds /d at depth 3 long before the slow /a says it is at
+/// depth 2.
+fn long_path_site() -> StaticSite {
+    StaticSite::start(vec![
         ("/", links(FAST, &["/a", "/b"])),
         ("/a", links(SLOW, &["/d"])),
         ("/b", links(FAST, &["/c"])),
@@ -61,7 +60,24 @@ fn a_url_found_first_by_a_long_path_gets_its_short_depth() {
         ("/e", links(FAST, &["/f"])),
         ("/f", links(FAST, &[])),
     ])
-    .addr;
+}
+
+/// /r (slow) redirects to /x; /p (fast) links /x one level deeper.
+/// Through the redirect /x is at depth 1, so /y is at 2, and /z at 3.
+fn redirect_site() -> StaticSite {
+    StaticSite::start(vec![
+        ("/", links(FAST, &["/r", "/p"])),
+        ("/r", Answer::redirect(302, "/x").after(SLOW)),
+        ("/p", links(FAST, &["/x"])),
+        ("/x", links(FAST, &["/y"])),
+        ("/y", links(FAST, &["/z"])),
+        ("/z", links(FAST, &[])),
+    ])
+}
+
+#[test]
+fn a_url_found_first_by_a_long_path_gets_its_short_depth() {
+    let addr = long_path_site().addr;
     // Fetched at depth 3 through /c, /d would give /e depth 4; it is 3.
     let three = crawl(addr, 3);
     assert_eq!(
@@ -97,17 +113,7 @@ fn a_url_found_first_by_a_long_path_gets_its_short_depth() {
 
 #[test]
 fn a_redirect_target_has_the_depth_of_the_redirect() {
-    // /r (slow) redirects to /x; /p (fast) links /x one level deeper.
-    // Through the redirect /x is at depth 1, so /y is at 2, and /z at 3.
-    let addr = StaticSite::start(vec![
-        ("/", links(FAST, &["/r", "/p"])),
-        ("/r", Answer::redirect(302, "/x").after(SLOW)),
-        ("/p", links(FAST, &["/x"])),
-        ("/x", links(FAST, &["/y"])),
-        ("/y", links(FAST, &["/z"])),
-        ("/z", links(FAST, &[])),
-    ])
-    .addr;
+    let addr = redirect_site().addr;
     let two = crawl(addr, 2);
     assert_eq!(fetched(addr, &two), set(&["/", "/r", "/p", "/x", "/y"]));
     assert_eq!(
@@ -193,23 +199,7 @@ fn alone(addr: SocketAddr, max: u32) -> (BTreeSet<String>, BTreeSet<(String, Str
 fn shared_through_redis_the_depths_are_those_of_one_process() {
     // Both sites above: the long path found first, and the redirect that
     // brings a URL a level closer (and, at depth 1, back from too deep).
-    let long_path = StaticSite::start(vec![
-        ("/", links(FAST, &["/a", "/b"])),
-        ("/a", links(SLOW, &["/d"])),
-        ("/b", links(FAST, &["/c"])),
-        ("/c", links(FAST, &["/d"])),
-        ("/d", links(FAST, &["/e"])),
-        ("/e", links(FAST, &["/f"])),
-        ("/f", links(FAST, &[])),
-    ]);
-    let redirect = StaticSite::start(vec![
-        ("/", links(FAST, &["/r", "/p"])),
-        ("/r", Answer::redirect(302, "/x").after(SLOW)),
-        ("/p", links(FAST, &["/x"])),
-        ("/x", links(FAST, &["/y"])),
-        ("/y", links(FAST, &["/z"])),
-        ("/z", links(FAST, &[])),
-    ]);
+    let (long_path, redirect) = (long_path_site(), redirect_site());
     let redis = RedisServer::start();
     for (addr, depths) in [(long_path.addr, 0..=3), (redirect.addr, 1..=2)] {
         for max in depths {

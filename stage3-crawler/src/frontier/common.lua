@@ -451,10 +451,16 @@ local function see(i)
   if limited then
     was_later, was_deep = hmget(P .. 'later', urls), hmget(P .. 'deep', urls)
   end
-  -- A URL queued: in its host's line, or, deeper than the level in
+  -- A URL queued, linked first from `first_from`: its path's queries
+  -- counted, and in its host's line, or, deeper than the level in
   -- progress, in `later`.
-  local function queue(url, host, work)
+  local function queue(url, host, variant, first_from)
     gathered.queued = gathered.queued + 1
+    if variant ~= '' then
+      redis.call('HINCRBY', P .. 'variants', variant, 1)
+      variants[variant] = count(variant) + 1
+    end
+    local work = url .. '\n' .. first_from .. '\n' .. depth .. '\n' .. redirects
     if limited and d > level() then
       later[#later + 1] = url
       later[#later + 1] = host .. '\n' .. work
@@ -521,11 +527,7 @@ local function see(i)
           gathered.report[#gathered.report + 1] = '-max-pages\n' .. first_from
           code = 3
         else
-          if variant ~= '' then
-            redis.call('HINCRBY', P .. 'variants', variant, 1)
-            variants[variant] = count(variant) + 1
-          end
-          queue(url, host, url .. '\n' .. was_deep[k] .. '\n' .. depth .. '\n' .. redirects)
+          queue(url, host, variant, was_deep[k])
           code = 1
         end
       end
@@ -547,11 +549,7 @@ local function see(i)
         skipped(url, 'max-pages')
         code = 3
       else
-        if variant ~= '' then
-          redis.call('HINCRBY', P .. 'variants', variant, 1)
-          variants[variant] = count(variant) + 1
-        end
-        queue(url, host, url .. '\n' .. from .. '\n' .. depth .. '\n' .. redirects)
+        queue(url, host, variant, from)
         code = 1
       end
       remember[#remember + 1] = url

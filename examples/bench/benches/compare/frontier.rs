@@ -142,6 +142,36 @@ const BUSIEST_SHARE: f64 = 0.45;
 /// Sites in (e).
 const MANY_HOSTS: usize = 30;
 
+/// [`MANY_HOSTS`] demo sites sharing link-heavy pages (20 KB, 20 links
+/// each), the visits a crawl of them all must make, and their roots.
+struct ManySites {
+    sites: Vec<DemoSite>,
+    expected: BTreeSet<Visit>,
+    roots: Vec<String>,
+}
+
+impl ManySites {
+    /// `pages` pages in all.
+    fn start(pages: usize) -> Result<ManySites, String> {
+        let config = demo_site::SiteConfig {
+            pages: pages / MANY_HOSTS,
+            fan_out: 20,
+            page_size: 20_000,
+            ..demo_site::SiteConfig::default()
+        };
+        let sites = (0..MANY_HOSTS)
+            .map(|_| DemoSite::start(config.clone()).map_err(|e| format!("demo site: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let expected = sites.iter().flat_map(crawl::expected_visits).collect();
+        let roots = sites.iter().map(|s| s.url("/")).collect();
+        Ok(ManySites {
+            sites,
+            expected,
+            roots,
+        })
+    }
+}
+
 // ANCHOR: many_hosts_rows
 /// (e) The link-heavy pages spread over thirty demo sites (thirty hosts),
 /// crawled by one process of 100 workers on a Redis Cluster of three
@@ -152,17 +182,11 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
     if on_path("redis-cli").is_none() {
         return Ok(Vec::new());
     }
-    let config = demo_site::SiteConfig {
-        pages: 5_000 / MANY_HOSTS,
-        fan_out: 20,
-        page_size: 20_000,
-        ..demo_site::SiteConfig::default()
-    };
-    let sites = (0..MANY_HOSTS)
-        .map(|_| DemoSite::start(config.clone()).map_err(|e| format!("demo site: {e}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let expected: BTreeSet<Visit> = sites.iter().flat_map(crawl::expected_visits).collect();
-    let roots: Vec<String> = sites.iter().map(|s| s.url("/")).collect();
+    let ManySites {
+        sites,
+        expected,
+        roots,
+    } = ManySites::start(5_000)?;
     let mut cluster = RedisCluster::start(3);
     let addrs: Vec<SocketAddr> = cluster.nodes().iter().map(|n| n.addr()).collect();
     let (mut per_url, mut busiest) = (Vec::new(), Vec::new());
@@ -584,18 +608,11 @@ fn cluster_scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row
     if on_path("redis-cli").is_none() {
         return Ok(Vec::new());
     }
-    let pages = if opts.quick { 2_000 } else { 20_000 };
-    let config = demo_site::SiteConfig {
-        pages: pages / MANY_HOSTS,
-        fan_out: 20,
-        page_size: 20_000,
-        ..demo_site::SiteConfig::default()
-    };
-    let sites = (0..MANY_HOSTS)
-        .map(|_| DemoSite::start(config.clone()).map_err(|e| format!("demo site: {e}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let expected: BTreeSet<Visit> = sites.iter().flat_map(crawl::expected_visits).collect();
-    let roots: Vec<String> = sites.iter().map(|s| s.url("/")).collect();
+    let ManySites {
+        sites,
+        expected,
+        roots,
+    } = ManySites::start(if opts.quick { 2_000 } else { 20_000 })?;
     let mut cluster = RedisCluster::start(3);
     let addrs: Vec<SocketAddr> = cluster.nodes().iter().map(|n| n.addr()).collect();
     let layouts = &SCALING_LAYOUTS[1..];
