@@ -672,25 +672,27 @@ impl Frontier {
         }
     }
 
-    /// Which of `links` the crawl has seen, read with plain `HMGET`s (one
-    /// per shard), no script: what a script costs Redis is mostly its
-    /// handling of every argument, which a link seen before does not need.
-    /// The seen set only grows, so a link read here as seen is seen for
-    /// good; one read as not seen may be by the time it is offered, which
-    /// `see` decides.
-    pub async fn seen_already(&self, links: &[&Link]) -> io::Result<Vec<bool>> {
+    /// Which of `links`, each with the page that offers it, the crawl has
+    /// seen from another page, read with plain `HMGET`s (one per shard), no
+    /// script: what a script costs Redis is mostly its handling of every
+    /// argument, which a link seen before does not need. The seen set only
+    /// grows, so a link read here as seen is seen for good; one read as not
+    /// seen may be by the time it is offered, which `see` decides. A link
+    /// its own page offered before (the page fetched again after a crash)
+    /// is not "seen from another page": `see` answers it as the first time.
+    pub async fn seen_already(&self, links: &[(&Link, &str)]) -> io::Result<Vec<bool>> {
         let shards = self.shards().await?;
         // Where `offer_elsewhere` would offer them: refused links by a hash
         // of their host, the others where their host was given.
         let open: Vec<&str> = links
             .iter()
-            .filter(|l| l.refused.is_none())
-            .map(|l| l.host.as_str())
+            .filter(|(l, _)| l.refused.is_none())
+            .map(|(l, _)| l.host.as_str())
             .collect();
         let mut given = self.place(&open).await?.into_iter();
         let placed: Vec<usize> = links
             .iter()
-            .map(|l| match l.refused {
+            .map(|(l, _)| match l.refused {
                 Some(_) => (fnv1a(l.host.as_bytes()) % shards.len() as u64) as usize,
                 None => given.next().unwrap_or(0),
             })
@@ -703,7 +705,7 @@ impl Frontier {
             }
             let key = format!("{prefix}seen");
             let mut command: Vec<&str> = vec!["HMGET", &key];
-            command.extend(here.iter().map(|&i| links[i].url.as_str()));
+            command.extend(here.iter().map(|&i| links[i].0.url.as_str()));
             let reply = self
                 .call(&key, async |conn: &mut Connection| {
                     conn.command(&command).await
@@ -714,7 +716,14 @@ impl Frontier {
                 return Err(unexpected("HMGET"));
             }
             for (i, value) in here.into_iter().zip(values) {
-                seen[i] = !matches!(value, Frame::Null);
+                // `seen`'s value: a code, whether it counted, and the
+                // fingerprint of the page that offered it first.
+                let page = links[i].1.strip_prefix('~').unwrap_or(links[i].1);
+                let ours = format!("{:016x}", fnv1a(page.as_bytes()));
+                seen[i] = match &value {
+                    Frame::Null => false,
+                    value => value.as_str().and_then(|v| v.get(2..)) != Some(ours.as_str()),
+                };
             }
         }
         Ok(seen)

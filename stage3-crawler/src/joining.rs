@@ -302,10 +302,12 @@ pub async fn join(args: &Args, url: &RedisUrl) -> io::Result<Joined> {
     frontier.add_workers(args.max_tasks as usize).await?;
     frontier.set_patience(args.frontier_patience);
     let lease = Duration::from_millis(identity.rules.lease_ms);
+    let args = identity.rules.apply(args)?;
+    let every_link = args.max_depth.is_some() && args.sitemaps;
     Ok(Joined {
         roots,
-        args: identity.rules.apply(args)?,
-        shared: Shared::new(frontier, lease),
+        shared: Shared::new(frontier, lease, every_link),
+        args,
     })
 }
 // ANCHOR_END: join

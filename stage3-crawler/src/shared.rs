@@ -60,6 +60,12 @@ pub struct Shared {
     /// How often a link this process did not know turned out seen, when
     /// last asked (see `keep_back_seen`), and batches since then.
     seen_rate: Cell<(f64, u32)>,
+    /// Every link goes to Redis, none kept back: `--max-depth` with
+    /// `--sitemaps`. A sitemap found after level 0 (on a host first reached
+    /// deeper) lists pages at depth 1, and their links may be shorter paths
+    /// to URLs that wait at a deeper level or as too deep, which only
+    /// Redis knows.
+    every_link: bool,
 }
 
 /// The most URLs completed in one script.
@@ -102,8 +108,8 @@ impl SeenHere {
 
 impl Shared {
     /// This process's part in the crawl of `frontier`, whose leases last
-    /// `lease`.
-    pub fn new(frontier: Redis, lease: Duration) -> Shared {
+    /// `lease`; `every_link` if no link may be kept back (see the field).
+    pub fn new(frontier: Redis, lease: Duration, every_link: bool) -> Shared {
         Shared {
             frontier,
             lease: lease.max(MIN_LEASE),
@@ -114,6 +120,7 @@ impl Shared {
             completions: Queue::new(),
             sitemaps: RefCell::new(Vec::new()),
             seen_rate: Cell::new((1.0, 0)),
+            every_link,
         }
     }
 
@@ -278,12 +285,17 @@ impl Shared {
             })
             .collect();
         let (rate, skipped) = self.seen_rate.get();
-        let worth = asked.len() >= 16 && (rate * asked.len() as f64 >= 8.0 || skipped >= 32);
+        let worth = !self.every_link
+            && asked.len() >= 16
+            && (rate * asked.len() as f64 >= 8.0 || skipped >= 32);
         if !worth {
             self.seen_rate.set((rate, skipped + 1));
             return kept;
         }
-        let links: Vec<&Link> = asked.iter().map(|&(c, i)| &batch[c].links[i]).collect();
+        let links: Vec<(&Link, &str)> = asked
+            .iter()
+            .map(|&(c, i)| (&batch[c].links[i], batch[c].url.as_str()))
+            .collect();
         let Ok(seen) = self.frontier.seen_already(&links).await else {
             return kept; // the script will tell
         };
@@ -498,7 +510,7 @@ impl Shared {
                 // A redirect's target always goes: it has its page's depth,
                 // which may be shorter than the one it waits at
                 // (--max-depth).
-                if !known || !*counts {
+                if !known || !*counts || self.every_link {
                     return true;
                 }
                 let counting = *counts && crawl.rules().refusal_by_url(url).is_none();

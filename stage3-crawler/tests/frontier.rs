@@ -727,3 +727,36 @@ fn a_sitemap_is_queued_once_under_its_own_key_beside_a_page_of_the_same_url() {
         })
         .unwrap();
 }
+
+#[test]
+fn a_link_is_seen_already_only_if_another_page_offered_it_first() {
+    let server = RedisServer::start();
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "seen-already");
+            let settings = Settings {
+                robots: false,
+                ..settings()
+            };
+            f.create("id", &settings, &[link("http://h/")], 10)
+                .await
+                .unwrap();
+            let root = work(f.claim(1).await.unwrap());
+            f.complete(completion(
+                "http://h/",
+                root[0].token,
+                None,
+                &[link("http://h/a")],
+            ))
+            .await
+            .unwrap();
+            let (a, b) = (link("http://h/a"), link("http://h/b"));
+            // /a was offered by the root: seen, for any other page; for the
+            // root itself (fetched again after a crash), `see` must answer
+            // as the first time. /b nobody offered.
+            let asked = [(&a, "http://h/x"), (&a, "http://h/"), (&b, "http://h/x")];
+            assert_eq!(f.seen_already(&asked).await.unwrap(), [true, false, false]);
+        })
+        .unwrap();
+}

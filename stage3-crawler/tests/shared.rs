@@ -362,6 +362,23 @@ fn sitemaps_are_read_once_in_the_whole_crawl() {
         per_path.keys().any(|p| p.starts_with("/sitemap")),
         "{per_path:?}"
     );
+
+    // With --max-depth too: a sitemap's pages are depth 1, and the levels
+    // hold for every process.
+    let mut args = rules(&site);
+    args.extend(["--sitemaps".into(), "--max-depth".into(), "1".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = crawler(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let want = lines(&out);
+    assert!(want.iter().any(|(_, w)| w == "\"depth\""), "{want:?}");
+    let frontier = redis.url("sitemaps-depth").to_string();
+    let a = first(&site, &frontier, &["--sitemaps", "--max-depth", "1"]);
+    let b = joiner(&frontier, &[]);
+    for process in [a, b] {
+        finished(process);
+    }
+    assert_eq!(merged(&frontier), want);
 }
 
 #[test]
