@@ -296,15 +296,16 @@ impl Crawler {
     async fn fetch_work(&self, worker: usize, work: Work) -> Option<Step> {
         let (url, max_redirect, depth) = (work.url.clone(), work.max_redirect, work.depth);
         let sitemap = work.sitemap;
-        // Shared, a sitemap's pages go to the frontier that fed it.
-        let frontier = self.frontier.as_ref().filter(|_| work.lease.is_some());
-        let leased = frontier.filter(|_| sitemap).map(|_| work.clone());
         self.current.borrow_mut()[worker] = Some(work);
         let fetched = if sitemap {
             // The pages it lists are seen inside the guard too.
             catch_unwind(async {
                 let pages = self.rules.read_sitemap(&url).await;
-                match (frontier, &leased) {
+                // Shared, they go to the frontier that fed it.
+                let leased = self.current.borrow()[worker]
+                    .clone()
+                    .filter(|w| w.lease.is_some());
+                match (&self.frontier, &leased) {
                     (Some(frontier), Some(work)) => {
                         frontier.sitemap(self, work, Some(pages)).await;
                     }
