@@ -13,7 +13,8 @@
 //! URLs touches one slot, as a cluster requires. A shard's keys are:
 //!
 //! - `meta`: the crawl's identity (roots and rules) and the numbers the
-//!   scripts need (`per_host`, `max_pages`, `robots`, `delay`, `lease`);
+//!   scripts need (`per_host`, `max_pages`, `robots`, `delay`, `lease`,
+//!   `max_query_variants`, `max_depth`);
 //!   on the first shard, also the other shards (`shards`), whether the
 //!   roots are queued (`ready`), and when the crawl was created and found
 //!   finished;
@@ -21,12 +22,21 @@
 //!   how many hosts were given one (the turn);
 //! - `seen`: every URL seen, queued or skipped, with what the first page
 //!   that offered it was told (the global dedup set);
-//! - `queued`: how many URLs were queued, for `--max-pages` (a crawl with
-//!   `--max-pages` keeps to one shard: the count must be one number);
+//! - `queued`: how many URLs and sitemaps were queued, a count that only
+//!   grows (the end on a cluster reads it), and `sitemaps_queued`, how
+//!   many of them were sitemaps: `--max-pages` counts the rest (a crawl
+//!   with `--max-pages` keeps to one shard: the count must be one number);
 //! - `pending`: URLs queued and not yet completed (the join's count,
 //!   summed over the shards);
 //! - `q:HOST`: each host's line of URLs waiting, each four lines (the URL,
-//!   the page that linked it, its depth, the redirects it may follow);
+//!   the page that linked it, its depth, the redirects it may follow; a
+//!   sitemap's URL after a `~`);
+//! - with `--max-depth` (one shard): `level`, the depth in progress;
+//!   `later`, URLs waiting for a deeper level (URL -> host and work); and
+//!   `deep`, URLs deeper than the limit (URL -> the page that found them),
+//!   skipped at the end unless a redirect brings them closer;
+//! - `sitemaps` (`--sitemaps`): each sitemap queued, then what reading it
+//!   came to;
 //! - `ready`: the hosts that may be claimed from, scored with the time
 //!   their next request may start; `busy`, `delay` and `next`: each host's
 //!   requests in flight, its delay once known, and when its delay ends;
@@ -682,8 +692,7 @@ impl Frontier {
     /// is not "seen from another page": `see` answers it as the first time.
     pub async fn seen_already(&self, links: &[(&Link, &str)]) -> io::Result<Vec<bool>> {
         let shards = self.shards().await?;
-        // Where `offer_elsewhere` would offer them: refused links by a hash
-        // of their host, the others where their host was given.
+        // Where `offer_elsewhere` offers them.
         let open: Vec<&str> = links
             .iter()
             .filter(|(l, _)| l.refused.is_none())
@@ -692,10 +701,7 @@ impl Frontier {
         let mut given = self.place(&open).await?.into_iter();
         let placed: Vec<usize> = links
             .iter()
-            .map(|(l, _)| match l.refused {
-                Some(_) => (fnv1a(l.host.as_bytes()) % shards.len() as u64) as usize,
-                None => given.next().unwrap_or(0),
-            })
+            .map(|(l, _)| link_shard(l, &mut given, shards.len()))
             .collect();
         let mut seen = vec![false; links.len()];
         for (shard, prefix) in shards.iter().enumerate() {
@@ -745,10 +751,7 @@ impl Frontier {
         batch: &[Completion],
         shards: &[String],
     ) -> io::Result<Offered> {
-        // Where each page and each link lives. A link the rules refuse is
-        // never queued, so its host's line does not matter: its shard is a
-        // hash of its host, the same in every process, and it takes no
-        // turn in the placement of the hosts the crawl fetches from.
+        // Where each page and each link lives (see `link_shard`).
         let mut hosts: Vec<&str> = batch.iter().map(|c| c.host.as_str()).collect();
         for c in batch {
             hosts.extend(
@@ -760,16 +763,13 @@ impl Frontier {
         }
         let placed = self.place(&hosts).await?;
         let (pages, rest) = placed.split_at(batch.len());
-        let mut rest = rest.iter();
+        let mut rest = rest.iter().copied();
         let link_shard: Vec<Vec<usize>> = batch
             .iter()
             .map(|c| {
                 c.links
                     .iter()
-                    .map(|l| match l.refused {
-                        Some(_) => (fnv1a(l.host.as_bytes()) % shards.len() as u64) as usize,
-                        None => rest.next().copied().unwrap_or(0),
-                    })
+                    .map(|l| link_shard(l, &mut rest, shards.len()))
                     .collect()
             })
             .collect();
@@ -1471,6 +1471,19 @@ impl<'a> Group<'a> {
                 flags,
             ]);
         }
+    }
+}
+
+/// The shard a link is offered on: its host's, given in turn by `place`
+/// (the next of `given`, which placed the hosts of the links not refused,
+/// in order). A link the rules refuse is never queued, so its host's line
+/// does not matter: its shard is a hash of its host, the same in every
+/// process, and it takes no turn in the placement of the hosts the crawl
+/// fetches from.
+fn link_shard(link: &Link, given: &mut impl Iterator<Item = usize>, shards: usize) -> usize {
+    match link.refused {
+        Some(_) => (fnv1a(link.host.as_bytes()) % shards as u64) as usize,
+        None => given.next().unwrap_or(0),
     }
 }
 

@@ -192,10 +192,7 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
     let (mut per_url, mut busiest) = (Vec::new(), Vec::new());
     for round in 0..opts.rounds {
         let frontier = cluster.url(&format!("bench-hosts-{round}")).to_string();
-        let before = addrs
-            .iter()
-            .map(|a| redis_info(*a))
-            .collect::<Result<Vec<_>, _>>()?;
+        let before = infos(&addrs)?;
         let mut command = measure(me, bin);
         stage3_crawl(&mut command, &roots[0], "100")
             .args(&roots[1..])
@@ -208,10 +205,7 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
             ]);
         let measured = child::run(&mut command, CRAWL_LIMIT)
             .map_err(|e| format!("stage 3 on a Redis Cluster failed: {e}"))?;
-        let after = addrs
-            .iter()
-            .map(|a| redis_info(*a))
-            .collect::<Result<Vec<_>, _>>()?;
+        let after = infos(&addrs)?;
         let crawled = crawl::parse_stage3_json(&merged_report(bin, &frontier)?)?;
         check("stage 3 on a Redis Cluster", &crawled.visits, &expected)?;
         let cpu: Vec<f64> = before
@@ -461,6 +455,11 @@ struct Info {
 }
 
 /// Redis's counters, from `INFO all`.
+/// `redis_info` of each of a cluster's masters.
+fn infos(addrs: &[SocketAddr]) -> Result<Vec<Info>, String> {
+    addrs.iter().map(|a| redis_info(*a)).collect()
+}
+
 fn redis_info(addr: SocketAddr) -> Result<Info, String> {
     let fail = |e: std::io::Error| format!("redis INFO: {e}");
     let mut stream = TcpStream::connect(addr).map_err(fail)?;
@@ -625,10 +624,7 @@ fn cluster_scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row
                 .url(&format!("bench-cluster-{round}-{processes}"))
                 .to_string();
             let each = (200 / processes).to_string();
-            let before = addrs
-                .iter()
-                .map(|a| redis_info(*a))
-                .collect::<Result<Vec<_>, _>>()?;
+            let before = infos(&addrs)?;
             let started = Instant::now();
             let children: Vec<_> = (0..processes)
                 .map(|_| {
@@ -652,10 +648,7 @@ fn cluster_scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row
                     .map_err(|e| format!("stage 3 on a Redis Cluster failed: {e}"))?;
             }
             let wall = started.elapsed().as_secs_f64();
-            let after = addrs
-                .iter()
-                .map(|a| redis_info(*a))
-                .collect::<Result<Vec<_>, _>>()?;
+            let after = infos(&addrs)?;
             let crawled = crawl::parse_stage3_json(&merged_report(bin, &frontier)?)?;
             check("stage 3 on a Redis Cluster", &crawled.visits, &expected)?;
             let cpu: f64 = before.iter().zip(&after).map(|(b, a)| a.cpu - b.cpu).sum();
