@@ -40,12 +40,16 @@
 //! - `ready`: the hosts that may be claimed from, scored with the time
 //!   their next request may start; `busy`, `delay` and `next`: each host's
 //!   requests in flight, its delay once known, and when its delay ends;
-//! - `leases` and `held`: every URL taken, with its deadline and holder;
+//! - `leases`, `grants`, `grant:TOKEN` and `works:TOKEN`: the URLs taken,
+//!   in grants (a claim's URLs of one host, leased together): each grant's
+//!   deadline, its host, the URLs it still holds and their work;
 //! - `variants`: how many query strings each path has had queued;
 //! - `report`: every URL's record: `=NUM_URLS NUM_NEW_URLS` and the JSON
-//!   statistic its process sent, or `-REASON` and the page that linked a
-//!   URL `see` refused ([`Frontier::records`] makes JSON of both);
-//! - `tokens` and `expired`: counters of leases given and run out;
+//!   statistic its process sent (without the URL and the counts), or
+//!   `-REASON` and the page that linked a URL `see` refused
+//!   ([`Frontier::records`] makes JSON of both);
+//! - `tokens` and `expired`: counters of grants given and of URLs whose
+//!   lease ran out;
 //! - `unreadable`: work in a host's line that held no URL, set aside.
 //!
 //! And a channel per shard, `bell`: `complete`, `see` and `release`
@@ -188,7 +192,8 @@ pub enum Seen {
 pub struct Leased {
     /// The URL, as the frontier keeps it.
     pub url: String,
-    /// The lease's token: only its holder may complete or renew it.
+    /// The token of the grant it was leased in: only its holder may
+    /// complete or renew it.
     pub token: u64,
     /// Its host key.
     pub host: String,
@@ -887,7 +892,7 @@ impl Frontier {
                 continue;
             }
             let wanted = claim.saturating_sub(claimed.len()).to_string();
-            let mut fields: Vec<[String; 4]> = Vec::with_capacity(mine.len());
+            let mut fields: Vec<[String; 3]> = Vec::with_capacity(mine.len());
             let mut groups = Vec::with_capacity(mine.len());
             for &i in &mine {
                 let c = &batch[i];
@@ -903,26 +908,26 @@ impl Frontier {
                     }
                     _ => String::new(),
                 };
+                // The record as the report keeps it, with the counts of
+                // the links that do not come here: when none do, Redis
+                // stores it as it is.
+                let (urls, new) = (c.known + elsewhere[i].0, elsewhere[i].1);
                 fields.push([
                     c.token.to_string(),
                     delay,
-                    (c.known + elsewhere[i].0).to_string(),
-                    elsewhere[i].1.to_string(),
+                    format!("={urls} {new}\n{}", c.record),
                 ]);
                 groups.push(Group::new(Some(&c.url), c.depth, c.redirects, here));
             }
             let mut args: Vec<&[u8]> = vec![wanted.as_bytes()];
-            for ((&i, [token, delay, urls, new]), group) in mine.iter().zip(&fields).zip(&groups) {
-                let c = &batch[i];
+            for ((&i, [token, delay, record]), group) in mine.iter().zip(&fields).zip(&groups) {
                 args.extend([
-                    c.url.as_bytes(),
+                    batch[i].url.as_bytes(),
                     token.as_bytes(),
                     delay.as_bytes(),
-                    c.record.as_bytes(),
-                    urls.as_bytes(),
-                    new.as_bytes(),
+                    record.as_bytes(),
                 ]);
-                group.extend_args(&mut args);
+                group.extend_page_args(&mut args);
             }
             let reply = self.run(&self.complete, prefix, &args).await?;
             // The URLs claimed first, then what each completion came to.
@@ -941,6 +946,12 @@ impl Frontier {
                 done[i] = Some(match codes.as_slice() {
                     [-2, ..] => return Err(self.gone()),
                     [-1, ..] => Completed::Lost,
+                    // No link came to this shard: the counts are as sent.
+                    [] if link_shard[i].iter().all(|s| *s != shard) => Completed::Done {
+                        urls: batch[i].known + elsewhere[i].0,
+                        new: elsewhere[i].1,
+                        seen: away[i].iter().map(|a| a.unwrap_or(Seen::Before)).collect(),
+                    },
                     [urls, new, codes @ ..] => {
                         let mut codes = codes.iter();
                         let mut seen = Vec::with_capacity(batch[i].links.len());
@@ -1452,9 +1463,26 @@ impl<'a> Group<'a> {
         }
     }
 
+    /// The group as `see_group` reads it: the header, then the links.
     fn extend_args(&'a self, args: &mut Vec<&'a [u8]>) {
         args.push(self.from.as_bytes());
         args.extend(self.header.iter().map(String::as_bytes));
+        self.extend_links(args);
+    }
+
+    /// The group as complete.lua reads it after its page's URL: the count
+    /// of links, and only if there are any the rest of the header (the
+    /// page is the URL completed) and the links.
+    fn extend_page_args(&'a self, args: &mut Vec<&'a [u8]>) {
+        let [fingerprint, depth, redirects, count] = &self.header;
+        args.push(count.as_bytes());
+        if !self.links.is_empty() {
+            args.extend([fingerprint, depth, redirects].map(String::as_bytes));
+            self.extend_links(args);
+        }
+    }
+
+    fn extend_links(&'a self, args: &mut Vec<&'a [u8]>) {
         for link in &self.links {
             let flags: &[u8] = match (link.counts, link.robots) {
                 _ if link.sitemap => b"s",
@@ -1587,11 +1615,13 @@ fn items(reply: Frame) -> io::Result<Vec<Frame>> {
 }
 
 // ANCHOR: record_json
-/// A URL's record as the report in Redis keeps it, as the JSON a
-/// process's report writes: `=NUM_URLS NUM_NEW_URLS` and the record the
-/// process sent, whose counts only Redis knew; or `-REASON` and the page
-/// that linked the URL, for a URL `see` refused. Anything else is given
-/// back as it is, for the reader to call unreadable.
+/// A URL's record as the report in Redis keeps it, as JSON: `=NUM_URLS
+/// NUM_NEW_URLS` and the record the process sent, to which the URL (the
+/// report's key) and the counts, which only Redis knew, are added back
+/// (a process sends neither: see shared.rs's `frontier_record`); or
+/// `-REASON` and the page that linked the URL, for a URL `see` refused.
+/// Anything else is given back as it is, for the reader to call
+/// unreadable.
 fn record_json(url: &str, value: &str) -> String {
     let (head, rest) = value.split_once('\n').unwrap_or((value, ""));
     if let Some(reason) = head.strip_prefix('-') {
@@ -1606,8 +1636,8 @@ fn record_json(url: &str, value: &str) -> String {
                 urls.parse::<u64>(),
                 new.parse::<u64>(),
                 record.as_object_mut(),
-            ) && fields.contains_key("num_urls")
-            {
+            ) {
+                fields.entry("url").or_insert_with(|| url.into());
                 fields.insert("num_urls".into(), urls.into());
                 fields.insert("num_new_urls".into(), new.into());
             }

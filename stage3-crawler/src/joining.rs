@@ -26,8 +26,9 @@ use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 
 /// The identity's format; a newer or older one is refused (2: `seen` is a
-/// hash, and a crawl may have shards).
-const FORMAT: u32 = 2;
+/// hash, and a crawl may have shards; 3: leases are given in grants, and
+/// the report's records leave out what Redis adds).
+const FORMAT: u32 = 3;
 
 /// How long a process without roots waits for the crawl to be created.
 pub const JOIN_WAIT: Duration = Duration::from_secs(30);

@@ -222,6 +222,80 @@ fn a_lease_that_runs_out_goes_back_and_its_holder_cannot_complete_it() {
 }
 
 #[test]
+fn a_grant_runs_out_with_only_the_urls_it_still_holds_which_go_back_in_order() {
+    let server = RedisServer::start();
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "grants");
+            let short = Settings {
+                per_host: 4,
+                lease: Duration::from_millis(100),
+                robots: false,
+                ..settings()
+            };
+            let roots = ["http://h/a", "http://h/b", "http://h/c", "http://h/d"].map(link);
+            f.create("id", &short, &roots, 10).await.unwrap();
+            // One claim of one host's URLs: one grant, one token.
+            let taken = work(f.claim(4).await.unwrap());
+            assert_eq!(
+                leased_urls(&taken),
+                ["http://h/a", "http://h/b", "http://h/c", "http://h/d"]
+            );
+            let token = taken[0].token;
+            assert!(taken.iter().all(|l| l.token == token), "{taken:?}");
+            let held = |url: &str| Held {
+                url: url.into(),
+                host: "h:80".into(),
+                token,
+            };
+            // a is completed and b given back; c and d are still held,
+            // and renewing answers for each URL.
+            f.complete(completion("http://h/a", token, None, &[]))
+                .await
+                .unwrap();
+            assert_eq!(f.release(&[held("http://h/b")]).await.unwrap(), 1);
+            assert_eq!(
+                f.renew(&[held("http://h/a"), held("http://h/c")])
+                    .await
+                    .unwrap(),
+                1
+            );
+            // The time a lease lasts is what is tested here.
+            runtime::sleep(Duration::from_millis(150)).await;
+            // c and d run out and go back to the head of the line, in the
+            // order they were taken, before b.
+            let again = work(f.claim(4).await.unwrap());
+            let order: Vec<&str> = again.iter().map(|l| l.url.as_str()).collect();
+            assert_eq!(order, ["http://h/c", "http://h/d", "http://h/b"]);
+            assert_eq!(f.status().await.unwrap().expired, 2);
+            assert_eq!(
+                f.complete(completion("http://h/d", token, None, &[]))
+                    .await
+                    .unwrap(),
+                Completed::Lost
+            );
+            for l in &again {
+                f.complete(completion(&l.url, l.token, None, &[]))
+                    .await
+                    .unwrap();
+            }
+            assert_eq!(f.claim(1).await.unwrap(), Claim::Finished);
+            assert_eq!(f.records().await.unwrap().len(), 4);
+            // Every grant is over, and gone from Redis.
+            let mut conn = server.url("grants").connect().await.unwrap();
+            for pattern in ["*grant*", "*works:*", "*leases"] {
+                let keys = conn
+                    .command(&["KEYS", &format!("stage3:{{grants}}:{pattern}")])
+                    .await
+                    .unwrap();
+                assert_eq!(keys, redis_client::Frame::Array(Vec::new()), "{pattern}");
+            }
+        })
+        .unwrap();
+}
+
+#[test]
 fn max_pages_counts_every_process_and_refused_urls_are_reported_once() {
     let server = RedisServer::start();
     Runtime::new()

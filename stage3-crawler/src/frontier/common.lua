@@ -38,16 +38,6 @@ local function crawl_exists()
   return exists
 end
 
--- "token\nhost\nwork": who holds a leased URL, its host, and the work to
--- put back if the lease runs out.
--- Nothing if it is not in that form (written by something else).
-local function held_parts(held)
-  local a = string.find(held, '\n', 1, true)
-  local b = a and string.find(held, '\n', a + 1, true)
-  if not b then return nil end
-  return string.sub(held, 1, a - 1), string.sub(held, a + 1, b - 1), string.sub(held, b + 1)
-end
-
 -- ANCHOR: many
 -- Inside a script every `redis.call` costs more than the work it asks for
 -- (a fake client, the reply encoded and parsed back): about 0.4 us for an
@@ -250,34 +240,101 @@ end
 
 
 -- ANCHOR: take_ready
--- The URLs whose lease ran out (a process died, or stalled) go back to the
--- head of their host's line.
-local function requeue_expired(now)
-  local expired = redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)
-  for _, url in ipairs(expired) do
-    local held = redis.call('HGET', P .. 'held', url)
-    redis.call('ZREM', P .. 'leases', url)
-    redis.call('HDEL', P .. 'held', url)
-    local holder, host, work
-    if held then holder, host, work = held_parts(held) end
-    if holder then
-      redis.call('LPUSH', P .. 'q:' .. host, work)
-      redis.call('HINCRBY', P .. 'busy', host, -1)
-      redis.call('INCR', P .. 'expired')
-      wake(host, now)
-    elseif held then
-      -- Not ours to read: set aside, and no longer pending.
-      redis.call('RPUSH', P .. 'unreadable', held)
-      redis.call('DECR', P .. 'pending')
+-- ANCHOR: grants
+-- A claim leases a host's URLs together, as one grant, with a token from
+-- `tokens`: the grant's deadline is in `leases` (token -> when it runs
+-- out), its host in `grants` (token -> host), the URLs it still holds in
+-- the hash `grant:TOKEN` (URL -> '1'; Redis drops the key with its last
+-- field) and their work, in the order taken, in the list `works:TOKEN`,
+-- for when it runs out. A grant's URLs run out together and are renewed
+-- together: one process took them at once. So a URL leased costs one
+-- short field, in a hash as small as a claim, where a lease of its own
+-- would cost an entry in a sorted set of every lease (each insert and
+-- removal a search, and a number parsed or printed) and a field in a hash
+-- of every URL leased: Redis keeps a hash of up to 128 short fields as one
+-- packed string, and finds a field in it by reading from the start.
+local function end_grant(token)
+  redis.call('ZREM', P .. 'leases', token)
+  redis.call('HDEL', P .. 'grants', token)
+  redis.call('DEL', P .. 'grant:' .. token, P .. 'works:' .. token)
+end
+
+-- Which of `urls` (a table of them) the grant `token` still holds, as
+-- true or false; those it holds it holds no longer, and a grant left
+-- with none is over.
+local function let_go(token, urls)
+  local key = P .. 'grant:' .. token
+  local held, ours = hmget(key, urls), {}
+  for k = 1, #urls do
+    held[k] = held[k] ~= false and held[k] ~= nil
+    if held[k] then ours[#ours + 1] = urls[k] end
+  end
+  if #ours > 0 then
+    many('HDEL', key, ours)
+    if redis.call('EXISTS', key) == 0 then end_grant(token) end
+  end
+  return held
+end
+
+-- The works of the grant `token`'s URLs in `urls` (a set), in the order
+-- they were taken; each URL found is taken out of `urls`.
+local function works_of(token, urls)
+  local out = {}
+  for _, work in ipairs(redis.call('LRANGE', P .. 'works:' .. token, 0, -1)) do
+    local eol = string.find(work, '\n', 1, true)
+    local url = eol and string.sub(work, 1, eol - 1)
+    if url and urls[url] then
+      out[#out + 1] = work
+      urls[url] = nil
     end
   end
+  return out
 end
+
+-- Puts `works` back at the head of `host`'s line, in their order, and
+-- frees their slots.
+local function put_back(host, works, now)
+  local reversed = {}
+  for k = #works, 1, -1 do reversed[#reversed + 1] = works[k] end
+  many('LPUSH', P .. 'q:' .. host, reversed)
+  redis.call('HINCRBY', P .. 'busy', host, -#works)
+  wake(host, now)
+end
+
+-- The grants that ran out (a process died, or stalled): the URLs they
+-- still hold go back to the head of their host's line.
+local function requeue_expired(now)
+  local expired = redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)
+  for _, token in ipairs(expired) do
+    local left = redis.call('HKEYS', P .. 'grant:' .. token)
+    if #left > 0 then
+      local urls = {}
+      for _, url in ipairs(left) do urls[url] = true end
+      local host = redis.call('HGET', P .. 'grants', token)
+      local works = host and works_of(token, urls) or {}
+      if #works > 0 then
+        put_back(host, works, now)
+        redis.call('INCRBY', P .. 'expired', #works)
+      end
+      -- What is left has no work to put back (written by something
+      -- else): set aside, and no longer pending.
+      local lost = {}
+      for url in pairs(urls) do lost[#lost + 1] = url end
+      if #lost > 0 then
+        many('RPUSH', P .. 'unreadable', lost)
+        redis.call('DECRBY', P .. 'pending', #lost)
+      end
+    end
+    end_grant(token)
+  end
+end
+-- ANCHOR_END: grants
 
 -- Leases up to `wanted` URLs from hosts that are ready (a free slot, its
 -- delay over), appending url, token, host and work for each to `out`.
--- From each host as many as its free slots allow, with one command per
--- step for all of them, and then the host goes to the back of the ready
--- hosts, so that claims take turns among hosts.
+-- From each host as many as its free slots allow, as one grant, with one
+-- command per step for all of them, and then the host goes to the back of
+-- the ready hosts, so that claims take turns among hosts.
 local function take_ready(wanted, now, out)
   local lease = meta('lease')
   while wanted > 0 do
@@ -291,11 +348,12 @@ local function take_ready(wanted, now, out)
     -- anything else there is set aside, counted, and no longer pending,
     -- rather than failing this script after the LPOP, which Redis would
     -- not undo.
-    local good, bad = {}, {}
+    local urls, good, bad = {}, {}, {}
     for _, work in ipairs(works or {}) do
       local eol = string.find(work, '\n', 1, true)
       if eol and eol > 1 then
-        good[#good + 1] = {string.sub(work, 1, eol - 1), work}
+        urls[#urls + 1] = string.sub(work, 1, eol - 1)
+        good[#good + 1] = work
       else
         bad[#bad + 1] = work
       end
@@ -305,22 +363,22 @@ local function take_ready(wanted, now, out)
       redis.call('DECRBY', P .. 'pending', #bad)
     end
     if #good > 0 then
-      local token = redis.call('INCRBY', P .. 'tokens', #good) - #good
+      local number = redis.call('INCR', P .. 'tokens')
+      local token = tostring(number)
       redis.call('HINCRBY', P .. 'busy', host, #good)
-      local held, leases = {}, {}
-      for _, taken in ipairs(good) do
-        token = token + 1
-        held[#held + 1] = taken[1]
-        held[#held + 1] = token .. '\n' .. host .. '\n' .. taken[2]
-        leases[#leases + 1] = now + lease
-        leases[#leases + 1] = taken[1]
-        out[#out + 1] = taken[1]
-        out[#out + 1] = token
+      local fields = {}
+      for k, url in ipairs(urls) do
+        fields[#fields + 1] = url
+        fields[#fields + 1] = '1'
+        out[#out + 1] = url
+        out[#out + 1] = number
         out[#out + 1] = host
-        out[#out + 1] = taken[2]
+        out[#out + 1] = good[k]
       end
-      many('HSET', P .. 'held', held)
-      many('ZADD', P .. 'leases', leases)
+      many('HSET', P .. 'grant:' .. token, fields)
+      many('RPUSH', P .. 'works:' .. token, good)
+      redis.call('HSET', P .. 'grants', token, host)
+      redis.call('ZADD', P .. 'leases', now + lease, token)
       wanted = wanted - #good
       -- What `wake` would do, knowing more: the host stays ready (its
       -- delay, which only `complete` moves, is over already) unless its
@@ -341,22 +399,21 @@ end
 -- ANCHOR_END: take_ready
 
 -- ANCHOR: see
--- The crawl's `see`, for every process at once, for one page's links: the
--- group at ARGV[i]. Its header: the page's URL ('' for the roots), a
--- fingerprint of it, the links' depth and redirects left, and how many
--- links follow; then five per link: the URL; its host; its path if it has
--- a query ('' if not); the reason this process's rules refuse it ('' if
--- they do not); and flags: 'c' if it counts in the page's num_urls, 'r' if
--- robots.txt disallows it (as far as this process knows), 's' if it is a
--- sitemap to read (see `sitemap` below). The checks run
--- in the order one process runs them. Returns a code per link (0 seen
--- before, 1 queued, 2 refused, 3 over --max-pages, 4 over
--- --max-query-variants, 5 robots.txt, 6 deeper than --max-depth, for
--- now), the page's num_urls and
--- num_new_urls (counted as one process counts them: against the seen set
--- and query counts from before the page's links), and where the next
--- group starts. What it queues and records waits in `gathered` for the
--- script's `flush`.
+-- The crawl's `see`, for every process at once, for one page's links:
+-- the page's URL `from` ('' for the roots), a fingerprint of it `fp`, the
+-- links' depth and redirects left, and how many links there are, `n`, in
+-- ARGV from `first` on (in a group, `see_group` below, after this header),
+-- five per link: the URL; its host; its path if it has a query ('' if
+-- not); the reason this process's rules refuse it ('' if they do not); and
+-- its flags, '', 'c', 'r', 'cr' or 's': 'c' if it counts in the page's
+-- num_urls, 'r' if robots.txt disallows it (as far as this process knows),
+-- 's' if it is a sitemap to read (see `sitemap` below). The checks run in
+-- the order one process runs them. Returns a code per link (0 seen before, 1 queued, 2 refused, 3
+-- over --max-pages, 4 over --max-query-variants, 5 robots.txt, 6 deeper
+-- than --max-depth, for now), and the page's num_urls and num_new_urls
+-- (counted as one process counts them: against the seen set and query
+-- counts from before the page's links). What it queues and records waits
+-- in `gathered` for the script's `flush`.
 --
 -- The work it queues is four lines: the URL, the page that linked it ('' for
 -- a root), its depth and the redirects it may follow. A URL it refuses goes
@@ -412,11 +469,9 @@ local function sitemap(url, host)
 end
 -- ANCHOR_END: sitemap
 
-local function see(i)
-  local from, fp, depth, redirects = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local n = tonumber(ARGV[i + 4]) or 0
-  local first, last = i + 5, i + 4 + 5 * n
-  if n == 0 then return {}, 0, 0, last + 1 end
+local function see(from, fp, depth, redirects, n, first)
+  local last = first - 1 + 5 * n
+  if n == 0 then return {}, 0, 0 end
   local max_pages, max_variants = meta('max_pages'), meta('max_query_variants')
   local max_depth, d = meta('max_depth'), tonumber(depth) or 0
   local limited = max_depth >= 0
@@ -454,13 +509,22 @@ local function see(i)
   -- A URL queued, linked first from `first_from`: its path's queries
   -- counted, and in its host's line, or, deeper than the level in
   -- progress, in `later`.
+  -- Every string a script makes costs Redis a hash of all its bytes (and
+  -- its garbage collection later), so what the page's links share is made
+  -- once: the rest of their work, and what `seen` keeps for them.
+  local tail = '\n' .. from .. '\n' .. depth .. '\n' .. redirects
   local function queue(url, host, variant, first_from)
     gathered.queued = gathered.queued + 1
     if variant ~= '' then
       redis.call('HINCRBY', P .. 'variants', variant, 1)
       variants[variant] = count(variant) + 1
     end
-    local work = url .. '\n' .. first_from .. '\n' .. depth .. '\n' .. redirects
+    local work
+    if first_from == from then
+      work = url .. tail
+    else
+      work = url .. '\n' .. first_from .. '\n' .. depth .. '\n' .. redirects
+    end
     if limited and d > level() then
       later[#later + 1] = url
       later[#later + 1] = host .. '\n' .. work
@@ -468,32 +532,37 @@ local function see(i)
       line_up(host, work)
     end
   end
+  -- Whether `seen` has each link from this very page (see above).
+  local own = {}
   local counted, num_urls, new = {}, 0, 0
   for k = 1, n do
     local j = first + 5 * (k - 1)
-    local counts
-    if string.find(ARGV[j + 4], 's', 1, true) then
+    local flags, counts = ARGV[j + 4], false
+    own[k] = was[k] and string.sub(was[k], 3) == fp
+    if flags == 's' then
       counts = false -- a sitemap: no link of the page's
-    elseif was[k] and string.sub(was[k], 3) == fp then
+    elseif own[k] then
       -- This page's own link offered again: counted as it was the first
       -- time (the page's own queries have filled its path's count since).
       counts = string.sub(was[k], 2, 2) == '1'
     else
-      counts = string.find(ARGV[j + 4], 'c', 1, true) and not full(ARGV[j + 2])
+      counts = (flags == 'c' or flags == 'cr') and not full(ARGV[j + 2])
     end
     if counts then
       num_urls = num_urls + 1
       -- New to the crawl, or this page's own link offered again.
-      if not was[k] or string.sub(was[k], 3) == fp then new = new + 1 end
+      if not was[k] or own[k] then new = new + 1 end
     end
     counted[k] = counts and '1' or '0'
   end
+  -- What `seen` keeps, by code and count: a few different ones a page.
+  local kept = {}
   local codes, answered, remember = {}, {}, {}
   for k = 1, n do
     local j = first + 5 * (k - 1)
     local url, host, variant, refused, flags = ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
     local code = 0
-    local is_sitemap = string.find(flags, 's', 1, true)
+    local is_sitemap = flags == 's'
     if is_sitemap then
       -- Not a page, whatever else has its URL: `sitemap` has its own
       -- record of what was queued.
@@ -502,7 +571,7 @@ local function see(i)
       -- A page that links a URL twice is answered once.
       code = 0
     elseif was[k] then
-      if string.sub(was[k], 3) == fp then
+      if own[k] then
         code = tonumber(string.sub(was[k], 1, 1))
       elseif was_later[k] then
         -- Waiting for a deeper level, and reached by a shorter path.
@@ -538,7 +607,7 @@ local function see(i)
       elseif full(variant) then
         skipped(url, 'query-variants')
         code = 4
-      elseif string.find(flags, 'r', 1, true) then
+      elseif flags == 'r' or flags == 'cr' then
         skipped(url, 'robots')
         code = 5
       elseif limited and d > max_depth then
@@ -552,8 +621,10 @@ local function see(i)
         queue(url, host, variant, from)
         code = 1
       end
+      local key = code * 2 + (counted[k] == '1' and 1 or 0)
+      if not kept[key] then kept[key] = CODES[code] .. counted[k] .. fp end
       remember[#remember + 1] = url
-      remember[#remember + 1] = CODES[code] .. counted[k] .. fp
+      remember[#remember + 1] = kept[key]
     end
     if not is_sitemap then answered[url] = true end
     codes[#codes + 1] = code
@@ -564,6 +635,14 @@ local function see(i)
   many('HSET', P .. 'later', later)
   many('HSET', P .. 'deep', deep)
   many('HDEL', P .. 'deep', undeep)
-  return codes, num_urls, new, last + 1
+  return codes, num_urls, new
+end
+
+-- `see` of a group in ARGV, header and links, starting at ARGV[i]; and
+-- where the next group starts.
+local function see_group(i)
+  local n = tonumber(ARGV[i + 4]) or 0
+  local codes, urls, new = see(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], n, i + 5)
+  return codes, urls, new, i + 5 + 5 * n
 end
 -- ANCHOR_END: see

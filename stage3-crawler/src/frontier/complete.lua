@@ -5,74 +5,98 @@
 -- workers this frees, as claim.lua would, so that a busy process needs no
 -- script call of its own to get more work. The rest of ARGV holds, for
 -- each URL: the URL, the lease's token, the host's delay in ms as this
--- process learned it ('' if it did not), the URL's record for the report,
--- how many of the page's links count in its num_urls and num_new_urls
--- without coming here (links the process knows are seen, and, on a
--- cluster, links whose hosts live on other shards, offered to theirs
--- first: see.lua), and then the page's links in one of `see`'s groups.
--- Each URL all at once, or not at all: a crash between recording the page
--- and queueing its links would lose the links; between queueing them and
--- releasing the lease would count the page twice. Returns first the URLs
--- claimed, as claim.lua's 'work' lists them (without the 'work'); then
--- {-2} if the crawl is gone from Redis, else, for each URL in order, {-1}
--- if the lease is no longer ours (it ran out, and the URL went back to the
--- queue), or the page's num_urls and num_new_urls, then `see`'s codes.
+-- process learned it ('' if it did not), the URL's record for the report
+-- as the report keeps it (`=NUM_URLS NUM_NEW_URLS` and on the next line
+-- the record: see `Frontier::records`), with the counts of the page's
+-- links that do not come here (links the process knows are seen, and, on
+-- a cluster, links whose hosts live on other shards, offered to theirs
+-- first: see.lua), and how many links do; then, if any, the page's
+-- fingerprint, the links' depth and redirects, and the links, as `see`
+-- takes them. Most pages send no links, and then their record goes into
+-- the report as it came: every argument, and every string a script
+-- makes, costs Redis more than its bytes. Each URL all at once, or not at
+-- all: a crash between recording the page and queueing its links would
+-- lose the links; between queueing them and releasing the lease would
+-- count the page twice. Returns first the URLs claimed, as claim.lua's
+-- 'work' lists them (without the 'work'); then {-2} if the crawl is gone
+-- from Redis, else, for each URL in order, {-1} if the lease is no longer
+-- ours (it ran out, and the URL went back to the queue), {} if its counts
+-- are as sent (no links came), or the page's num_urls and num_new_urls,
+-- then `see`'s codes.
 if not crawl_exists() then return {{}, {-2}} end
--- The arguments, read before the first write.
-local batch, i, wanted = {}, 2, tonumber(ARGV[1]) or 0
-while i + 10 <= #ARGV do
-  local links = tonumber(ARGV[i + 10]) or 0
-  table.insert(batch, {
-    url = ARGV[i], token = ARGV[i + 1], delay = ARGV[i + 2], record = ARGV[i + 3],
-    urls = tonumber(ARGV[i + 4]) or 0, new = tonumber(ARGV[i + 5]) or 0,
-    group = i + 6,
-  })
-  i = i + 11 + 5 * links
+-- Where each URL's arguments start, read before the first write.
+local starts, urls, i, wanted = {}, {}, 2, tonumber(ARGV[1]) or 0
+while i + 4 <= #ARGV do
+  starts[#starts + 1], urls[#urls + 1] = i, ARGV[i]
+  local links = tonumber(ARGV[i + 4]) or 0
+  i = i + 5
+  if links > 0 then i = i + 3 + 5 * links end
 end
 local now = now_ms()
-local urls = {}
-for _, c in ipairs(batch) do table.insert(urls, c.url) end
-local helds = hmget(P .. 'held', urls)
+-- Which URLs are still ours, grant by grant (`grants`), and their hosts.
+local by_token, tokens = {}, {}
+for k, i in ipairs(starts) do
+  local token = ARGV[i + 1]
+  if not by_token[token] then
+    by_token[token] = {}
+    tokens[#tokens + 1] = token
+  end
+  table.insert(by_token[token], k)
+end
+local ours, hosts = {}, hmget(P .. 'grants', tokens)
+for t, token in ipairs(tokens) do
+  local ks, these = by_token[token], {}
+  for n, k in ipairs(ks) do these[n] = urls[k] end
+  for n, held in ipairs(let_go(token, these)) do
+    if held and hosts[t] then ours[ks[n]] = hosts[t] end
+  end
+end
 local results, done, freed = {}, {}, {}
-for k, c in ipairs(batch) do
-  local holder, host
-  if helds[k] then holder, host = held_parts(helds[k]) end
-  if holder ~= c.token then
+for k, i in ipairs(starts) do
+  local url, delay, record = urls[k], ARGV[i + 2], ARGV[i + 3]
+  local host = ours[k]
+  if not host then
     table.insert(results, {-1})
   else
-    table.insert(done, c.url)
+    table.insert(done, url)
     freed[host] = (freed[host] or 0) + 1
-    if c.delay ~= '' then
-      redis.call('HSET', P .. 'delay', host, c.delay)
+    if delay ~= '' then
+      redis.call('HSET', P .. 'delay', host, delay)
       caps[host] = nil
       -- now is cut to whole milliseconds, so it may be up to 1 ms early:
       -- with a delay, the next request may start a millisecond later,
       -- never sooner than the delay after this one ended.
-      local delay = tonumber(c.delay) or 0
-      if delay > 0 then redis.call('HSET', P .. 'next', host, now + delay + 1) end
+      local ms = tonumber(delay) or 0
+      if ms > 0 then redis.call('HSET', P .. 'next', host, now + ms + 1) end
     end
-    local codes, num_urls, new = see(c.group)
-    num_urls, new = num_urls + c.urls, new + c.new
-    if string.sub(c.url, 1, 1) == '~' then
-      -- A sitemap: no URL of the report; what reading it came to, if it
-      -- was read.
-      if c.record ~= '' then
-        redis.call('HSET', P .. 'sitemaps', string.sub(c.url, 2), c.record)
+    local sitemap = string.sub(url, 1, 1) == '~'
+    local n, result = tonumber(ARGV[i + 4]) or 0, {}
+    if n > 0 then
+      -- The pages a sitemap lists come from its URL.
+      local from = sitemap and string.sub(url, 2) or url
+      local codes, num_urls, new = see(from, ARGV[i + 5], ARGV[i + 6], ARGV[i + 7], n, i + 8)
+      -- The counts sent, and what `see` found.
+      local sent_urls, sent_new, rest = string.match(record, '^=(%d+) (%d+)\n(.*)$')
+      if not rest then sent_urls, sent_new, rest = 0, 0, record end
+      num_urls, new = num_urls + tonumber(sent_urls), new + tonumber(sent_new)
+      record = '=' .. num_urls .. ' ' .. new .. '\n' .. rest
+      result = {num_urls, new}
+      for _, code in ipairs(codes) do result[#result + 1] = code end
+    end
+    if sitemap then
+      -- No URL of the report; what reading it came to, if it was read.
+      local eol = string.find(record, '\n', 1, true)
+      local outcome = eol and string.sub(record, eol + 1) or record
+      if outcome ~= '' then
+        redis.call('HSET', P .. 'sitemaps', string.sub(url, 2), outcome)
       end
     else
-      -- The record as the process sent it, after the page's counts, which
-      -- only Redis knows (`Frontier::records` puts them in).
-      table.insert(gathered.report, c.url)
-      table.insert(gathered.report, '=' .. num_urls .. ' ' .. new .. '\n' .. c.record)
+      table.insert(gathered.report, url)
+      table.insert(gathered.report, record)
     end
-    table.insert(codes, 1, new)
-    table.insert(codes, 1, num_urls)
-    table.insert(results, codes)
+    table.insert(results, result)
   end
 end
--- The leases, all at once.
-many('ZREM', P .. 'leases', done)
-many('HDEL', P .. 'held', done)
 for host, n in pairs(freed) do
   redis.call('HINCRBY', P .. 'busy', host, -n)
   gathered.touched[host] = true

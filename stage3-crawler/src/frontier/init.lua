@@ -20,7 +20,7 @@ redis.call('HSET', P .. 'meta', 'identity', ARGV[1], 'created', now_ms(),
   'delay', ARGV[5], 'lease', ARGV[6], 'max_query_variants', ARGV[7],
   'max_depth', ARGV[8], 'shards', ARGV[9])
 if ARGV[9] == '' then
-  see(10)
+  see_group(10)
   flush(now_ms(), 0)
   redis.call('HSET', P .. 'meta', 'ready', 1)
 end

@@ -13,7 +13,7 @@
 if not crawl_exists() then return {{-2}} end
 local i, results = 1, {}
 while i + 4 <= #ARGV do
-  local codes, urls, new, next = see(i)
+  local codes, urls, new, next = see_group(i)
   table.insert(codes, 1, new)
   table.insert(codes, 1, urls)
   table.insert(results, codes)
