@@ -239,7 +239,6 @@ local function skip_too_deep()
 end
 
 
--- ANCHOR: take_ready
 -- ANCHOR: grants
 -- A claim leases a host's URLs together, as one grant, with a token from
 -- `tokens`: the grant's deadline is in `leases` (token -> when it runs
@@ -330,6 +329,7 @@ local function requeue_expired(now)
 end
 -- ANCHOR_END: grants
 
+-- ANCHOR: take_ready
 -- Leases up to `wanted` URLs from hosts that are ready (a free slot, its
 -- delay over), appending url, token, host and work for each to `out`.
 -- From each host as many as its free slots allow, as one grant, with one
