@@ -408,12 +408,13 @@ end
 -- its flags, '', 'c', 'r', 'cr' or 's': 'c' if it counts in the page's
 -- num_urls, 'r' if robots.txt disallows it (as far as this process knows),
 -- 's' if it is a sitemap to read (see `sitemap` below). The checks run in
--- the order one process runs them. Returns a code per link (0 seen before, 1 queued, 2 refused, 3
--- over --max-pages, 4 over --max-query-variants, 5 robots.txt, 6 deeper
--- than --max-depth, for now), and the page's num_urls and num_new_urls
--- (counted as one process counts them: against the seen set and query
--- counts from before the page's links). What it queues and records waits
--- in `gathered` for the script's `flush`.
+-- the order one process runs them. Returns a code per link (0 seen
+-- before, 1 queued, 2 refused, 3 over --max-pages, 4 over
+-- --max-query-variants, 5 robots.txt, 6 deeper than --max-depth, for
+-- now), and the page's num_urls and num_new_urls (counted as one process
+-- counts them: against the seen set and query counts from before the
+-- page's links). What it queues and records waits in `gathered` for the
+-- script's `flush`.
 --
 -- The work it queues is four lines: the URL, the page that linked it ('' for
 -- a root), its depth and the redirects it may follow. A URL it refuses goes
