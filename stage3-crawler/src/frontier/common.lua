@@ -258,6 +258,35 @@ local function end_grant(token)
   redis.call('DEL', P .. 'grant:' .. token, P .. 'works:' .. token)
 end
 
+-- `urls` grouped by grant, the token of urls[k] being tokens[k], in the
+-- order the grants first come: for each, its token, its URLs, and where
+-- they are in `urls`.
+local function by_grant(urls, tokens)
+  local grants, of = {}, {}
+  for k, token in ipairs(tokens) do
+    local grant = of[token]
+    if not grant then
+      grant = {token = token, urls = {}, at = {}}
+      of[token] = grant
+      grants[#grants + 1] = grant
+    end
+    grant.urls[#grant.urls + 1] = urls[k]
+    grant.at[#grant.at + 1] = k
+  end
+  return grants
+end
+
+-- ARGV as pairs of URL and token (renew.lua, release.lua): the URLs and
+-- the tokens.
+local function leases_in_argv()
+  local urls, tokens = {}, {}
+  for i = 1, #ARGV, 2 do
+    urls[#urls + 1] = ARGV[i]
+    tokens[#tokens + 1] = ARGV[i + 1]
+  end
+  return urls, tokens
+end
+
 -- Which of `urls` (a table of them) the grant `token` still holds, as
 -- true or false; those it holds it holds no longer, and a grant left
 -- with none is over.

@@ -33,22 +33,15 @@ while i + 4 <= #ARGV do
   if links > 0 then i = i + 3 + 5 * links end
 end
 local now = now_ms()
--- Which URLs are still ours, grant by grant (`grants`), and their hosts.
-local by_token, tokens = {}, {}
-for k, i in ipairs(starts) do
-  local token = ARGV[i + 1]
-  if not by_token[token] then
-    by_token[token] = {}
-    tokens[#tokens + 1] = token
-  end
-  table.insert(by_token[token], k)
-end
-local ours, hosts = {}, hmget(P .. 'grants', tokens)
-for t, token in ipairs(tokens) do
-  local ks, these = by_token[token], {}
-  for n, k in ipairs(ks) do these[n] = urls[k] end
-  for n, held in ipairs(let_go(token, these)) do
-    if held and hosts[t] then ours[ks[n]] = hosts[t] end
+-- Which URLs are still ours, grant by grant, and their hosts.
+local tokens = {}
+for k, i in ipairs(starts) do tokens[k] = ARGV[i + 1] end
+local grants, names = by_grant(urls, tokens), {}
+for g, grant in ipairs(grants) do names[g] = grant.token end
+local ours, hosts = {}, hmget(P .. 'grants', names)
+for g, grant in ipairs(grants) do
+  for n, held in ipairs(let_go(grant.token, grant.urls)) do
+    if held and hosts[g] then ours[grant.at[n]] = hosts[g] end
   end
 end
 local results, done, freed = {}, {}, {}
