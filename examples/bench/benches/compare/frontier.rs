@@ -26,13 +26,23 @@ use super::{CRAWL_LIMIT, Options, check, measure, on_path, stage3_crawl};
 const LAYOUTS: [usize; 4] = [0, 1, 2, 4];
 
 /// One crawl of a layout: wall time, CPU summed over its processes, and
-/// Redis's commands and CPU seconds during it.
+/// Redis's commands and CPU seconds during it, summed over the masters
+/// (one, but for a cluster), and each master's CPU seconds.
 struct Run {
     wall: f64,
     cpu: f64,
     round_trips: f64,
     commands: f64,
     redis_cpu: f64,
+    masters_cpu: Vec<f64>,
+}
+
+/// Where a layout crawls: the frontier's URL, the Redis masters that
+/// serve it (whose `INFO` measures it), and the roots.
+struct Frontier<'a> {
+    url: String,
+    masters: &'a [SocketAddr],
+    roots: &'a [String],
 }
 
 /// The rows, or none (and a note) without `redis-server`.
@@ -57,7 +67,12 @@ pub(super) fn frontier_rows(
         for i in (0..LAYOUTS.len()).map(|i| (i + round) % LAYOUTS.len()) {
             crawl += 1;
             let name = format!("bench-{crawl}");
-            let run = run_layout(LAYOUTS[i], &redis, &name, workload, site, me, bin, expected)?;
+            let at = Frontier {
+                url: redis.url(&name).to_string(),
+                masters: &[redis.addr()],
+                roots: &[site.url("/")],
+            };
+            let run = run_layout(LAYOUTS[i], &at, workload.max_tasks, me, bin, expected)?;
             println!(
                 "  round {}: {:<24} {:.3} s wall {:.3} s CPU, redis: {:.2} round trips \
                  and {:.1} commands per URL",
@@ -191,29 +206,13 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
     let addrs: Vec<SocketAddr> = cluster.nodes().iter().map(|n| n.addr()).collect();
     let (mut per_url, mut busiest) = (Vec::new(), Vec::new());
     for round in 0..opts.rounds {
-        let frontier = cluster.url(&format!("bench-hosts-{round}")).to_string();
-        let before = infos(&addrs)?;
-        let mut command = measure(me, bin);
-        stage3_crawl(&mut command, &roots[0], "100")
-            .args(&roots[1..])
-            .args([
-                "--per-host",
-                "100",
-                "--ignore-robots",
-                "--frontier",
-                &frontier,
-            ]);
-        let measured = child::run(&mut command, CRAWL_LIMIT)
-            .map_err(|e| format!("stage 3 on a Redis Cluster failed: {e}"))?;
-        let after = infos(&addrs)?;
-        let crawled = crawl::parse_stage3_json(&merged_report(bin, &frontier)?)?;
-        check("stage 3 on a Redis Cluster", &crawled.visits, &expected)?;
-        let cpu: Vec<f64> = before
-            .iter()
-            .zip(&after)
-            .map(|(b, a)| a.cpu - b.cpu)
-            .collect();
-        let total: f64 = cpu.iter().sum();
+        let at = Frontier {
+            url: cluster.url(&format!("bench-hosts-{round}")).to_string(),
+            masters: &addrs,
+            roots: &roots,
+        };
+        let run = run_layout(1, &at, 100, me, bin, &expected)?;
+        let (cpu, total) = (&run.masters_cpu, run.redis_cpu);
         let most = cpu.iter().cloned().fold(0.0, f64::max);
         let ns = total * 1e9 / expected.len() as f64;
         println!(
@@ -221,7 +220,7 @@ fn many_hosts_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row>, St
              wall, redis: {ns:.0} ns CPU per URL, shards {:?} ms",
             round + 1,
             expected.len(),
-            measured.usage.wall.as_secs_f64(),
+            run.wall,
             cpu.iter().map(|c| (c * 1000.0).round()).collect::<Vec<_>>()
         );
         per_url.push(ns);
@@ -282,20 +281,22 @@ fn link_heavy_rows(
     let site = DemoSite::start(workload.site.clone()).map_err(|e| format!("demo site: {e}"))?;
     let expected = crawl::expected_visits(&site);
     let (mut per_url, mut shared, mut alone) = (Vec::new(), Vec::new(), Vec::new());
+    let (masters, roots) = ([redis.addr()], [site.url("/")]);
     for round in 0..opts.rounds {
+        let at = Frontier {
+            url: redis.url(&format!("bench-links-{round}")).to_string(),
+            masters: &masters,
+            roots: &roots,
+        };
+        let tasks = workload.max_tasks;
         // Without a frontier first on odd rounds, second on even ones.
         let alone_first = round % 2 == 1;
         if alone_first {
-            alone.push(run_layout(
-                0, redis, "", &workload, &site, me, bin, &expected,
-            )?);
+            alone.push(run_layout(0, &at, tasks, me, bin, &expected)?);
         }
-        let name = format!("bench-links-{round}");
-        let run = run_layout(1, redis, &name, &workload, &site, me, bin, &expected)?;
+        let run = run_layout(1, &at, tasks, me, bin, &expected)?;
         if !alone_first {
-            alone.push(run_layout(
-                0, redis, "", &workload, &site, me, bin, &expected,
-            )?);
+            alone.push(run_layout(0, &at, tasks, me, bin, &expected)?);
         }
         let ns = run.redis_cpu * 1e9 / expected.len() as f64;
         let none = alone.last().map_or(0.0, |r| r.wall);
@@ -365,38 +366,31 @@ fn layout_name(processes: usize, max_tasks: usize) -> String {
     }
 }
 
-/// Crawls the site with `processes` processes on the frontier `name`
-/// (none at all for 0), all started at once, and checks the whole crawl's
-/// report against the site's answer key.
-#[allow(clippy::too_many_arguments)]
+/// Crawls `at`'s roots with `processes` processes on its frontier (none
+/// at all for 0), all started at once, with `max_tasks` workers in all, and
+/// checks the whole crawl's report against the sites' answer key.
 fn run_layout(
     processes: usize,
-    redis: &RedisServer,
-    name: &str,
-    workload: &Workload,
-    site: &DemoSite,
+    at: &Frontier<'_>,
+    max_tasks: usize,
     me: &Path,
     bin: &Path,
     expected: &BTreeSet<Visit>,
 ) -> Result<Run, String> {
-    let frontier = redis.url(name).to_string();
-    let root = site.url("/");
-    let total = workload.max_tasks.to_string();
-    let each = (workload.max_tasks / processes.max(1)).to_string();
-    let before = redis_info(redis.addr())?;
+    let total = max_tasks.to_string();
+    let each = (max_tasks / processes.max(1)).to_string();
+    let before = infos(at.masters)?;
     let started = Instant::now();
     let children: Vec<_> = (0..processes.max(1))
         .map(|_| {
             let mut command = measure(me, bin);
             // Every process names the roots: the first creates the crawl,
             // the others join it at once (a joiner without roots polls).
-            stage3_crawl(&mut command, &root, &each).args([
-                "--per-host",
-                &total,
-                "--ignore-robots",
-            ]);
+            stage3_crawl(&mut command, &at.roots[0], &each)
+                .args(&at.roots[1..])
+                .args(["--per-host", &total, "--ignore-robots"]);
             if processes > 0 {
-                command.args(["--frontier", &frontier]);
+                command.args(["--frontier", &at.url]);
             }
             std::thread::spawn(move || child::run(&mut command, CRAWL_LIMIT))
         })
@@ -410,23 +404,32 @@ fn run_layout(
         measured.push(run);
     }
     let wall = started.elapsed().as_secs_f64();
-    let after = redis_info(redis.addr())?;
+    let after = infos(at.masters)?;
     let report = if processes == 0 {
         measured
             .first()
             .map(|m| m.stdout.clone())
             .unwrap_or_default()
     } else {
-        merged_report(bin, &frontier)?
+        merged_report(bin, &at.url)?
     };
     let crawled = crawl::parse_stage3_json(&report)?;
     check("stage 3 on a shared frontier", &crawled.visits, expected)?;
+    let change = |f: fn(&Info) -> f64| -> Vec<f64> {
+        before
+            .iter()
+            .zip(&after)
+            .map(|(b, a)| f(a) - f(b))
+            .collect()
+    };
+    let masters_cpu = change(|i| i.cpu);
     Ok(Run {
         wall,
         cpu: measured.iter().map(|m| m.usage.cpu.as_secs_f64()).sum(),
-        round_trips: after.round_trips - before.round_trips,
-        commands: after.commands - before.commands,
-        redis_cpu: after.cpu - before.cpu,
+        round_trips: change(|i| i.round_trips).iter().sum(),
+        commands: change(|i| i.commands).iter().sum(),
+        redis_cpu: masters_cpu.iter().sum(),
+        masters_cpu,
     })
 }
 
@@ -541,10 +544,14 @@ pub(super) fn scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<
     for round in 0..opts.rounds {
         for i in (0..SCALING_LAYOUTS.len()).map(|i| (i + round) % SCALING_LAYOUTS.len()) {
             let processes = SCALING_LAYOUTS[i];
-            let name = format!("bench-scaling-{round}-{processes}");
-            let run = run_layout(
-                processes, &redis, &name, &workload, &site, me, bin, &expected,
-            )?;
+            let at = Frontier {
+                url: redis
+                    .url(&format!("bench-scaling-{round}-{processes}"))
+                    .to_string(),
+                masters: &[redis.addr()],
+                roots: &[site.url("/")],
+            };
+            let run = run_layout(processes, &at, workload.max_tasks, me, bin, &expected)?;
             println!(
                 "  round {}: (f) {} URLs, {:<24} {:.3} s wall {:.3} s CPU, redis: {:.0} ns CPU \
                  and {:.2} round trips per URL",
@@ -620,38 +627,15 @@ fn cluster_scaling_rows(opts: &Options, me: &Path, bin: &Path) -> Result<Vec<Row
     for round in 0..opts.rounds {
         for i in (0..layouts.len()).map(|i| (i + round) % layouts.len()) {
             let processes = layouts[i];
-            let frontier = cluster
-                .url(&format!("bench-cluster-{round}-{processes}"))
-                .to_string();
-            let each = (200 / processes).to_string();
-            let before = infos(&addrs)?;
-            let started = Instant::now();
-            let children: Vec<_> = (0..processes)
-                .map(|_| {
-                    let mut command = measure(me, bin);
-                    stage3_crawl(&mut command, &roots[0], &each)
-                        .args(&roots[1..])
-                        .args([
-                            "--per-host",
-                            "200",
-                            "--ignore-robots",
-                            "--frontier",
-                            &frontier,
-                        ]);
-                    std::thread::spawn(move || child::run(&mut command, CRAWL_LIMIT))
-                })
-                .collect();
-            for child in children {
-                child
-                    .join()
-                    .map_err(|_| "a crawl's thread panicked".to_string())?
-                    .map_err(|e| format!("stage 3 on a Redis Cluster failed: {e}"))?;
-            }
-            let wall = started.elapsed().as_secs_f64();
-            let after = infos(&addrs)?;
-            let crawled = crawl::parse_stage3_json(&merged_report(bin, &frontier)?)?;
-            check("stage 3 on a Redis Cluster", &crawled.visits, &expected)?;
-            let cpu: f64 = before.iter().zip(&after).map(|(b, a)| a.cpu - b.cpu).sum();
+            let at = Frontier {
+                url: cluster
+                    .url(&format!("bench-cluster-{round}-{processes}"))
+                    .to_string(),
+                masters: &addrs,
+                roots: &roots,
+            };
+            let run = run_layout(processes, &at, 200, me, bin, &expected)?;
+            let (wall, cpu) = (run.wall, run.redis_cpu);
             let ns = cpu * 1e9 / expected.len() as f64;
             println!(
                 "  round {}: (g) {} URLs of {MANY_HOSTS} hosts on three masters, {:<24} \
