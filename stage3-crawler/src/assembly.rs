@@ -4,8 +4,8 @@
 //!
 //! | seam | plugged in here |
 //! |---|---|
-//! | `Rules` | [`WebRules`]: hosts, `--exclude`, traps, depth, robots.txt, per-host limits, sitemaps |
-//! | `Frontier` | [`Shared`], with `--frontier` |
+//! | `WorkQueue` | the lesson's [`LocalQueue`], or [`SharedQueue`] with `--frontier`; [`Levels`] around it with `--max-depth`; [`Turns`] (per-host limits, delays, robots.txt) around that; [`SitemapReader`] around all, with `--sitemaps` |
+//! | `Rules` | [`WebRules`]: hosts, `--exclude`, traps, robots.txt |
 //! | `Observer` | the [`Journal`], with `--state` |
 //! | `http::HearExchanges` | the WARC archive, with `--warc` |
 
@@ -18,15 +18,21 @@ use url::Url;
 
 use crate::config::Config;
 use crate::crawling::{Crawler, Parts};
+use crate::depth::Levels;
 use crate::http::{Client, HearExchanges};
 use crate::journal::{Journal, Replayed};
 use crate::logging::CrawlLog;
+use crate::politeness::RobotsOutcome;
+use crate::queue::LocalQueue;
 use crate::records::Records;
 use crate::reporting::{Crawl, Reported};
 use crate::rules::WebRules;
-use crate::seams::{Crawl as _, Frontier, Observer, Outcome, Rules, Work};
-use crate::shared::Shared;
+use crate::seams::{Observer, Outcome, Rules, Tag, Work, WorkQueue};
+use crate::shared::{Local, Shared, SharedQueue};
+use crate::sitemap::SitemapOutcome;
+use crate::sitemaps::SitemapReader;
 use crate::skipped::{SkipReason, Skipped};
+use crate::turns::Turns;
 
 /// What a crawler is built with besides its roots and settings.
 #[derive(Default)]
@@ -45,6 +51,67 @@ impl Crawler {
     /// roots; their hosts (and non-default ports) define the site.
     pub fn new(roots: Vec<Url>, config: Config) -> io::Result<Crawler> {
         build(roots, config, Plugins::default()).map(|(crawler, _)| crawler)
+    }
+}
+
+/// What was plugged into a crawler's seams, for the report and for a
+/// crawl taken up again.
+pub struct Plugged {
+    rules: Rc<WebRules>,
+    /// The lesson's queue, unless the crawl is shared.
+    local: Option<Rc<LocalQueue>>,
+    /// Its levels, with `--max-depth`.
+    levels: Option<Rc<Levels>>,
+}
+
+impl Plugged {
+    /// Queues a URL first seen as a root, or linked from `from`: through
+    /// the levels, if there are any.
+    fn add_url(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, tag: Tag) {
+        match (&self.levels, &self.local) {
+            (Some(levels), _) => levels.add_url(url, from, max_redirect, tag),
+            (None, Some(local)) => local.add_url(url, from, max_redirect, tag),
+            (None, None) => {}
+        }
+    }
+}
+
+/// What the report and the program ask of a crawler about its features.
+impl Crawler {
+    fn features(&self) -> Option<&Plugged> {
+        self.plugged::<Plugged>()
+    }
+
+    /// What each origin's robots.txt came to, in the order they were
+    /// fetched.
+    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
+        self.features()
+            .map(|p| p.rules.robots_outcomes())
+            .unwrap_or_default()
+    }
+
+    /// What each sitemap read came to, in the order they were read.
+    pub fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
+        self.features()
+            .map(|p| p.rules.sitemap_outcomes())
+            .unwrap_or_default()
+    }
+
+    /// Every URL this process has seen: fetched, failed or skipped.
+    pub fn seen(&self) -> usize {
+        self.features()
+            .and_then(|p| p.local.as_ref())
+            .map_or(0, |local| local.seen())
+    }
+
+    /// Whether the crawl is shared through a frontier.
+    pub fn is_shared(&self) -> bool {
+        self.features().is_some_and(|p| p.local.is_none())
+    }
+
+    /// Why a shared crawl stopped before its end ([`Outcome::FrontierLost`]).
+    pub fn stopped_by(&self) -> Option<String> {
+        self.queue().stopped_by()
     }
 }
 
@@ -91,31 +158,71 @@ pub fn build(
         .iter()
         .map(|j| Rc::clone(j) as Rc<dyn Observer>)
         .collect();
+    let records = Rc::new(Records::new(&roots, config.keep_records, observers));
     let shared = plugins.shared.is_some();
-    let records = Records::new(&roots, config.keep_records, observers);
-    let crawler = Crawler::assemble(
-        roots.clone(),
-        config,
-        Parts {
-            q,
-            rules: Rc::clone(&rules) as Rc<dyn Rules>,
-            frontier: plugins.shared.map(|s| Rc::new(s) as Rc<dyn Frontier>),
-            records,
-            client,
-            log,
-        },
-    )?;
+    let (base, plugged): (Rc<dyn WorkQueue>, Plugged) = match plugins.shared {
+        Some(shared) => {
+            let queue: SharedQueue = shared.into_queue(Local {
+                q,
+                rules: Rc::clone(&rules),
+                records: Rc::clone(&records),
+                log: Rc::clone(&log),
+                max_redirect: config.max_redirect,
+                max_tasks: config.max_tasks,
+            });
+            let plugged = Plugged {
+                rules: Rc::clone(&rules),
+                local: None,
+                levels: None,
+            };
+            (Rc::new(queue), plugged)
+        }
+        None => {
+            let local = Rc::new(LocalQueue::new(
+                q,
+                &config,
+                Rc::clone(&rules) as Rc<dyn Rules>,
+                Rc::clone(&records),
+                Rc::clone(&log),
+            ));
+            let levels = config.max_depth.map(|max| {
+                let levels = Rc::new(Levels::new(Rc::clone(&local), max, Rc::clone(&log)));
+                rules.send_sitemaps_to(Levels::hold_for(&levels));
+                levels
+            });
+            let base: Rc<dyn WorkQueue> = match &levels {
+                Some(levels) => Rc::clone(levels) as Rc<dyn WorkQueue>,
+                None => Rc::clone(&local) as Rc<dyn WorkQueue>,
+            };
+            let plugged = Plugged {
+                rules: Rc::clone(&rules),
+                local: Some(local),
+                levels,
+            };
+            (base, plugged)
+        }
+    };
+    let turns: Rc<dyn WorkQueue> = Rc::new(Turns::new(base, Rc::clone(&rules)));
+    let queue: Rc<dyn WorkQueue> = if config.sitemaps {
+        Rc::new(SitemapReader::new(
+            turns,
+            Rc::clone(&rules),
+            Rc::clone(&log),
+        ))
+    } else {
+        turns
+    };
     let replayed = replayed.filter(|r| !r.is_empty());
     let resume = if shared {
         // The frontier queued the roots when the crawl was created.
         None
     } else if let Some(replayed) = replayed {
-        Some(Resume {
-            rules: Rc::clone(&rules),
-            replayed,
-        })
+        Some(Resume { replayed })
     } else {
-        crawler.queue_roots();
+        // The roots are fetched whatever the rules say: the user asked.
+        for root in &roots {
+            plugged.add_url(root.clone(), None, config.max_redirect, Tag::root());
+        }
         None
     };
     if shared {
@@ -123,13 +230,24 @@ pub fn build(
         rules.hand_sitemaps_to_frontier();
     }
     rules.queue_root_sitemaps(&roots);
-    crawler.records().settled();
+    records.settled();
+    let crawler = Crawler::assemble(
+        roots,
+        config,
+        Parts {
+            q: queue,
+            rules: rules as Rc<dyn Rules>,
+            records,
+            client,
+            log,
+            plugged: Some(Rc::new(plugged)),
+        },
+    )?;
     Ok((crawler, resume))
 }
 
 /// A crawl to take up from its journal (`--state`).
 pub struct Resume {
-    rules: Rc<WebRules>,
     replayed: Replayed,
 }
 
@@ -141,7 +259,15 @@ impl Resume {
     /// the queue, in the order they were first queued. The fetches that
     /// were in flight when it stopped are among them.
     pub fn take_up(self, crawler: &Crawler) {
-        let Resume { rules, replayed } = self;
+        let Resume { replayed } = self;
+        let Some(Plugged {
+            rules,
+            local: Some(local),
+            levels,
+        }) = crawler.features()
+        else {
+            return;
+        };
         let records = crawler.records();
         let mut finished: HashSet<&str> = HashSet::new();
         for stat in &replayed.done {
@@ -153,7 +279,7 @@ impl Resume {
             records.keep_skip(skipped.clone());
         }
         for url in &finished {
-            crawler.mark_seen(url);
+            local.mark_seen(url);
         }
         let mut again = 0;
         for queued in &replayed.queued {
@@ -162,7 +288,7 @@ impl Resume {
             };
             // The trap guards count what was queued, done or not.
             rules.counted(&url);
-            if !crawler.mark_seen(&queued.url) {
+            if !local.mark_seen(&queued.url) {
                 continue; // done or skipped
             }
             // The journal is a file, and a file can be edited: the rules
@@ -181,28 +307,28 @@ impl Resume {
                 });
                 continue;
             }
-            rules.requeued(&url, queued.depth);
-            crawler.requeue(Work {
+            if let Some(levels) = levels {
+                levels.requeued(&url, queued.depth);
+            }
+            local.requeue(Work {
                 url,
                 max_redirect: queued.redirects,
                 from: queued.from.as_deref().map(Rc::from),
-                depth: queued.depth,
-                sitemap: false,
-                lease: None,
+                tag: Tag::at_depth(queued.depth),
             });
             again += 1;
         }
         // With --max-depth: what was set aside as too deep, and has not
         // been queued (a shorter path) or skipped since, stays aside.
-        if rules.limits_depth() {
+        if let Some(levels) = levels {
             for aside in &replayed.aside {
-                if crawler.mark_seen(aside.url.as_str()) {
+                if local.mark_seen(aside.url.as_str()) {
                     let from = aside.from.as_deref().map(Rc::from);
-                    rules.keep_aside(&aside.url, aside.depth, from.as_ref());
+                    levels.keep_aside(&aside.url, aside.depth, from.as_ref());
                 }
             }
         }
-        crawler.set_queued(replayed.queued.len());
+        local.set_queued(replayed.queued.len());
         // The rules each origin's robots.txt gave, without asking again;
         // and every host the crawl had fetched from waits its delay before
         // the first request of this run, as if the last one had just ended.

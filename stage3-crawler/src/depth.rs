@@ -20,10 +20,232 @@
 //! The cost is the slowest page of each level, paid once per level; it is
 //! paid only with `--max-depth`.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
-use crate::seams::{Again, Work};
+use runtime::catch_unwind;
+use url::Url;
+
+use crate::logging::CrawlLog;
+use crate::queue::{LocalQueue, Sight};
+use crate::seams::{Found, Outcome, Pending, Tag, Work, WorkQueue};
+use crate::skipped::{SkipReason, Skipped};
+
+/// What a URL seen again at a shorter depth comes to.
+#[derive(Debug, PartialEq)]
+pub enum Again {
+    /// Nothing changes.
+    Nothing,
+    /// It was kept for a later level, and belongs to this one now: put it
+    /// back on the queue (its old place there ends with a `task_done`).
+    Release(Work),
+    /// It was too deep, and is not: queue it, with the page that linked it
+    /// first.
+    ComeBack(Option<Rc<str>>),
+}
+
+// ANCHOR: levels
+/// The lesson's queue, level by level: a [`WorkQueue`] around the
+/// [`LocalQueue`] that hands out no URL of depth `d + 1` while one of
+/// depth `d` is unfinished, and sets aside URLs deeper than the limit
+/// until the end, when nothing can bring them closer.
+pub struct Levels {
+    local: Rc<LocalQueue>,
+    limit: RefCell<DepthLimit>,
+    log: Rc<CrawlLog>,
+}
+// ANCHOR_END: levels
+
+impl Levels {
+    /// `local`, at most `max` links from a root.
+    pub fn new(local: Rc<LocalQueue>, max: u32, log: Rc<CrawlLog>) -> Levels {
+        Levels {
+            local,
+            limit: RefCell::new(DepthLimit::new(max)),
+            log,
+        }
+    }
+
+    /// The queue it wraps.
+    pub fn local(&self) -> &Rc<LocalQueue> {
+        &self.local
+    }
+
+    // ANCHOR: add
+    /// The lesson's `add_url`, with a URL's depth (its tag's) in mind: a
+    /// URL first seen deeper than the limit is set aside; one seen again
+    /// on a shorter path moves up, or comes back from aside.
+    pub fn add_url(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, tag: Tag) {
+        let depth = tag.depth;
+        let work = |from| Work {
+            url: url.clone(),
+            max_redirect,
+            from,
+            tag,
+        };
+        match self.local.first_sight(&url, from) {
+            Sight::Refused => {}
+            Sight::New => {
+                if !self.set_aside(&url, from, depth) {
+                    self.put(work(from.cloned()));
+                }
+            }
+            Sight::Seen => {
+                let waited_at = self.limit.borrow().waiting_depth(url.as_str());
+                let again = self.limit.borrow_mut().seen_again(url.as_str(), depth);
+                if waited_at.is_some_and(|old| depth < old) {
+                    self.local.records().moved_up(url.as_str(), depth);
+                }
+                match again {
+                    Again::Nothing => {}
+                    Again::Release(kept) => self.local.put_back(kept),
+                    Again::ComeBack(first_from) => self.put(work(first_from)),
+                }
+            }
+        }
+    }
+    // ANCHOR_END: add
+
+    /// Sets `url` aside if it is deeper than the limit; whether it was.
+    fn set_aside(&self, url: &Url, from: Option<&Rc<str>>, depth: u32) -> bool {
+        if !self.limit.borrow_mut().set_aside(url.as_str(), depth, from) {
+            return false;
+        }
+        let records = self.local.records();
+        records.set_aside(url.as_str(), from.map(|f| &**f), depth);
+        self.log.debug(format_args!("{url} is too deep, for now"));
+        true
+    }
+
+    /// Queues `work`, counted in its level.
+    fn put(&self, work: Work) {
+        let (url, depth): (Box<str>, u32) = (work.url.as_str().into(), work.tag.depth);
+        if self.local.put(work) {
+            self.limit.borrow_mut().add(&url, depth);
+        }
+    }
+
+    /// A URL of `depth` is done. If that finished its level, the URLs kept
+    /// for the next go on the queue first, so that the queue's count never
+    /// touches zero on the way.
+    fn mark_done(&self, depth: u32) {
+        self.local.records().settled();
+        for work in self.limit.borrow_mut().done(depth) {
+            self.local.put_back(work);
+        }
+        self.local.finish_one();
+    }
+
+    /// Work that is not a URL (a sitemap to read), put on the queue at
+    /// depth 0, holds level 0 open until it is done. A `Weak` handle: the
+    /// rules that queue sitemaps must not keep the queue alive.
+    pub fn hold_for(levels: &Rc<Levels>) -> impl Fn(Work) + use<> {
+        let levels: Weak<Levels> = Rc::downgrade(levels);
+        move |work| {
+            if let Some(levels) = levels.upgrade() {
+                levels.limit.borrow_mut().hold(work.tag.depth);
+                levels.local.requeue(work);
+            }
+        }
+    }
+
+    /// A URL queued in an earlier run and not done goes on this run's
+    /// queue, counted in its level.
+    pub fn requeued(&self, url: &Url, depth: u32) {
+        self.limit.borrow_mut().add(url.as_str(), depth);
+    }
+
+    /// A URL set aside as too deep in an earlier run stays aside.
+    pub fn keep_aside(&self, url: &str, depth: u32, from: Option<&Rc<str>>) {
+        self.limit.borrow_mut().set_aside(url, depth, from);
+    }
+}
+
+impl WorkQueue for Levels {
+    fn get(&self) -> Pending<'_, Work> {
+        Box::pin(async {
+            loop {
+                let work = self.local.get().await;
+                // A sitemap is read in level 0, where it was queued.
+                if work.tag.sitemap {
+                    return work;
+                }
+                if let Some(work) = self.limit.borrow_mut().may_start(work) {
+                    return work;
+                }
+            }
+        })
+    }
+
+    fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()> {
+        Box::pin(async move {
+            let url = work.url.clone();
+            let kept = catch_unwind(async {
+                self.local
+                    .keep_found(&work, found, |url, from, max_redirect, tag| {
+                        self.add_url(url, from, max_redirect, tag)
+                    })
+            });
+            if let Err(panic) = kept.await {
+                self.log.error(format_args!(
+                    "recording what {url} led to panicked: {panic}"
+                ));
+            }
+            self.mark_done(work.tag.depth);
+        })
+    }
+
+    fn join(&self) -> Pending<'_, Outcome> {
+        self.local.join()
+    }
+
+    fn close(&self, outcome: Outcome, mut unfinished: Vec<Work>) -> Pending<'_, ()> {
+        let mut limit = self.limit.borrow_mut();
+        let records = self.local.records();
+        for (url, from) in limit.take_too_deep() {
+            let skipped = Skipped {
+                url: url.into(),
+                reason: SkipReason::Depth,
+                from: from.map(|f| f.to_string()),
+            };
+            // Only a crawl that ran to its end knows no shorter path is
+            // left: an interrupted one keeps them set aside, for its
+            // resumption.
+            match outcome {
+                Outcome::Completed => records.record_skip(skipped),
+                Outcome::Interrupted | Outcome::FrontierLost => records.keep_skip(skipped),
+            }
+        }
+        unfinished.extend(limit.take_deferred());
+        drop(limit);
+        self.local.close(outcome, unfinished)
+    }
+
+    fn is_new(&self, url: &Url) -> bool {
+        self.local.is_new(url)
+    }
+
+    fn qsize(&self) -> usize {
+        self.local.qsize()
+    }
+
+    fn skip(&self, work: Work, reason: SkipReason) -> Pending<'_, ()> {
+        let from = work.from.map(|f| f.to_string());
+        self.local.skip_url(work.url, reason, from);
+        self.mark_done(work.tag.depth);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()> {
+        self.local
+            .add_listed(&work, listed, |url, from, max_redirect, tag| {
+                self.add_url(url, from, max_redirect, tag)
+            });
+        self.mark_done(work.tag.depth);
+        Box::pin(std::future::ready(()))
+    }
+}
 
 /// The levels of a crawl with `--max-depth`.
 #[derive(Debug, Default)]
@@ -113,8 +335,8 @@ impl DepthLimit {
     /// keeps it until that level's turn.
     pub fn may_start(&mut self, mut work: Work) -> Option<Work> {
         let key = work.url.as_str();
-        let depth = self.waiting.get(key).copied().unwrap_or(work.depth);
-        work.depth = depth;
+        let depth = self.waiting.get(key).copied().unwrap_or(work.tag.depth);
+        work.tag.depth = depth;
         let level = self.unfinished.keys().next().copied();
         if level.is_some_and(|level| depth > level) {
             self.deferred.push(work);
@@ -163,16 +385,13 @@ impl DepthLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use url::Url;
 
     fn work(url: &str, depth: u32) -> Work {
         Work {
             url: Url::parse(url).unwrap(),
             max_redirect: 10,
             from: None,
-            depth,
-            sitemap: false,
-            lease: None,
+            tag: Tag::at_depth(depth),
         }
     }
 
@@ -188,7 +407,7 @@ mod tests {
         let back = d.done(0);
         assert_eq!(back.len(), 1);
         let a = d.may_start(back.into_iter().next().unwrap()).unwrap();
-        assert_eq!(a.depth, 1);
+        assert_eq!(a.tag.depth, 1);
         assert!(d.done(1).is_empty());
     }
 
@@ -200,11 +419,11 @@ mod tests {
         // The redirect at depth 1 reaches /x: depth 1 now.
         assert_eq!(d.seen_again("http://h/x", 1), Again::Nothing);
         let x = d.may_start(work("http://h/x", 2)).unwrap();
-        assert_eq!(x.depth, 1);
+        assert_eq!(x.tag.depth, 1);
         // Seen again deeper: no change.
         d.add("http://h/y", 1);
         d.seen_again("http://h/y", 3);
-        assert_eq!(d.may_start(work("http://h/y", 1)).unwrap().depth, 1);
+        assert_eq!(d.may_start(work("http://h/y", 1)).unwrap().tag.depth, 1);
     }
 
     #[test]
@@ -218,7 +437,7 @@ mod tests {
         let Again::Release(x) = d.seen_again("http://h/x", 1) else {
             panic!("not released")
         };
-        assert_eq!(d.may_start(x).unwrap().depth, 1);
+        assert_eq!(d.may_start(x).unwrap().tag.depth, 1);
         assert!(d.done(1).is_empty());
         assert!(d.done(1).is_empty());
         assert!(d.unfinished.is_empty());

@@ -323,9 +323,17 @@ impl Observer for Journal {
             self,
             work.url.as_str(),
             work.from.as_deref(),
-            work.depth,
+            work.tag.depth,
             work.max_redirect,
         );
+    }
+
+    fn set_aside(&self, url: &str, from: Option<&str>, depth: u32) {
+        Journal::set_aside(self, url, from, depth);
+    }
+
+    fn moved_up(&self, url: &str, depth: u32) {
+        Journal::moved_up(self, url, depth);
     }
 
     fn fetched(&self, stat: &FetchStatistic) {

@@ -71,6 +71,20 @@ impl Records {
         }
     }
 
+    /// A URL first seen `depth` links from a root waits as too deep.
+    pub fn set_aside(&self, url: &str, from: Option<&str>, depth: u32) {
+        for observer in &self.observers {
+            observer.set_aside(url, from, depth);
+        }
+    }
+
+    /// A URL waiting its level moved up to `depth`.
+    pub fn moved_up(&self, url: &str, depth: u32) {
+        for observer in &self.observers {
+            observer.moved_up(url, depth);
+        }
+    }
+
     /// Records a skipped URL, new in this run.
     pub fn record_skip(&self, skipped: Skipped) {
         for observer in &self.observers {

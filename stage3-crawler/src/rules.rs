@@ -1,10 +1,11 @@
-//! The real web's answer to the lesson's question "whether and when may a
-//! URL be fetched" ([`Rules`]): the chapter's host rules and `--exclude`,
-//! and the rules that the demo site never needed: crawler traps
-//! ([`crate::traps`]), `--max-depth` level by level ([`crate::depth`]),
-//! robots.txt and per-host limits and delays ([`crate::politeness`]), and
-//! sitemaps ([`crate::sitemap`]), which are work like a page but no URL of
-//! the report.
+//! The real web's answer to the lesson's question "may a URL be followed"
+//! ([`Rules`]): the chapter's host rules and `--exclude`, and the rules
+//! that the demo site never needed: crawler traps ([`crate::traps`]) and
+//! robots.txt ([`crate::politeness`]). Beside it, what the queue's
+//! wrappers ask: when a URL may start (per-host limits and delays, and
+//! robots.txt fetched first: the queue's `Turns`), and the sitemaps to
+//! read and what each holds (its `SitemapReader`), which are work like a
+//! page but no URL of the report.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -16,7 +17,6 @@ use runtime::{Queue, catch_unwind};
 use url::Url;
 
 use crate::config::Config;
-use crate::depth::DepthLimit;
 use crate::host::HostRules;
 use crate::http::{Cap, Client};
 use crate::journal::Journal;
@@ -24,7 +24,7 @@ use crate::logging::CrawlLog;
 use crate::politeness::{self, Politeness, RobotsOutcome};
 use crate::robots::{Robots, RobotsSource, product_token};
 use crate::robots_fetch::{RobotsFetch, fetch_robots};
-use crate::seams::{Admission, Again, Drained, Pending, Rules, Work};
+use crate::seams::{Pending, Rules, Tag, Work};
 use crate::sitemap::{Sitemap, SitemapKind, SitemapOutcome, parse_sitemap};
 use crate::skipped::SkipReason;
 use crate::stats::Exception;
@@ -50,8 +50,6 @@ pub struct WebRules {
     traps: Traps,
     /// Per-host limits and robots.txt.
     polite: Politeness,
-    /// Levels, with `--max-depth`.
-    depth: Option<RefCell<DepthLimit>>,
     /// Seed the crawl from sitemaps (`--sitemaps`).
     sitemaps: bool,
     /// Sitemaps queued, so that none is read twice.
@@ -66,8 +64,9 @@ pub struct WebRules {
     /// Tries for robots.txt and sitemaps, as for pages.
     max_tries: u32,
     user_agent: String,
-    /// The crawl's queue, where sitemaps go.
-    q: Queue<Work>,
+    /// Where sitemaps to read go: the crawl's queue, unless a wrapper of
+    /// it says otherwise (see [`send_sitemaps_to`](Self::send_sitemaps_to)).
+    sitemap_sink: RefCell<Box<dyn Fn(Work)>>,
     client: Rc<Client>,
     log: Rc<CrawlLog>,
     /// `--state`: depths and robots.txt verdicts are facts to resume from.
@@ -90,9 +89,6 @@ impl WebRules {
             exclude: config.exclude.clone(),
             traps: Traps::new(config.traps),
             polite: Politeness::new(config.polite.clone(), q.clone()),
-            depth: config
-                .max_depth
-                .map(|max| RefCell::new(DepthLimit::new(max))),
             sitemaps: config.sitemaps,
             sitemaps_queued: RefCell::new(HashSet::new()),
             sitemaps_found: RefCell::new(None),
@@ -104,11 +100,20 @@ impl WebRules {
             ),
             max_tries: config.max_tries,
             user_agent: config.client.user_agent.clone(),
-            q: q.clone(),
+            sitemap_sink: RefCell::new(Box::new({
+                let q = q.clone();
+                move |work| q.put_nowait(work)
+            })),
             client: Rc::clone(client),
             log: Rc::clone(log),
             journal,
         }
+    }
+
+    /// Sitemaps to read go to `sink` (`--max-depth` holds level 0 open for
+    /// each) rather than straight on the queue.
+    pub fn send_sitemaps_to(&self, sink: impl Fn(Work) + 'static) {
+        *self.sitemap_sink.borrow_mut() = Box::new(sink);
     }
 
     /// A shared crawl: the sitemaps found are the frontier's to queue, so
@@ -201,26 +206,6 @@ impl WebRules {
         self.traps.admit(url);
     }
 
-    /// A URL queued in an earlier run and not done goes on this run's
-    /// queue: `--max-depth` counts it in its level.
-    pub fn requeued(&self, url: &Url, depth: u32) {
-        if let Some(limit) = &self.depth {
-            limit.borrow_mut().add(url.as_str(), depth);
-        }
-    }
-
-    /// Whether URLs too deep are set aside (`--max-depth`).
-    pub fn limits_depth(&self) -> bool {
-        self.depth.is_some()
-    }
-
-    /// A URL set aside as too deep in an earlier run stays aside.
-    pub fn keep_aside(&self, url: &str, depth: u32, from: Option<&Rc<str>>) {
-        if let Some(limit) = &self.depth {
-            limit.borrow_mut().set_aside(url, depth, from);
-        }
-    }
-
     /// With `--sitemaps`, queues the sitemaps a robots.txt names.
     fn queue_robots_sitemaps(&self, url: &Url, robots: &Robots, origin: &str) {
         if !self.sitemaps {
@@ -253,17 +238,15 @@ impl WebRules {
         if let Some(found) = self.sitemaps_found.borrow_mut().as_mut() {
             return found.push(url);
         }
-        if let Some(limit) = &self.depth {
-            // Read in level 0: its URLs are depth 1.
-            limit.borrow_mut().hold(0);
-        }
-        self.q.put_nowait(Work {
+        // Read in level 0: its URLs are depth 1.
+        (self.sitemap_sink.borrow())(Work {
             url,
             max_redirect: 0,
             from: None,
-            depth: 0,
-            sitemap: true,
-            lease: None,
+            tag: Tag {
+                sitemap: true,
+                ..Tag::root()
+            },
         });
     }
 
@@ -271,7 +254,7 @@ impl WebRules {
     /// pages is handed back, for the crawler to see each as a link at
     /// depth 1 from the sitemap, so that every rule (hosts, robots.txt,
     /// depth) applies.
-    async fn read(&self, url: &Url) -> Vec<Url> {
+    pub async fn read(&self, url: &Url) -> Vec<Url> {
         let mut pages = Vec::new();
         if self.sitemap_budget.get() == 0 {
             // Not fetched at all: the crawl has all the URLs it will take.
@@ -356,56 +339,43 @@ impl Rules for WebRules {
             .or_else(|| self.traps.check_variants(url))
     }
 
-    fn robots_refusal(&self, url: &Url) -> Option<SkipReason> {
+    fn refusal_known(&self, url: &Url) -> Option<SkipReason> {
         self.polite.robots_refusal(url)
     }
 
-    fn set_aside(&self, url: &Url, from: Option<&Rc<str>>, depth: u32) -> bool {
-        let Some(limit) = &self.depth else {
-            return false;
-        };
-        if !limit.borrow_mut().set_aside(url.as_str(), depth, from) {
-            return false;
-        }
-        if let Some(journal) = &self.journal {
-            journal.set_aside(url.as_str(), from.map(|f| &**f), depth);
-        }
-        self.log.debug(format_args!("{url} is too deep, for now"));
-        true
-    }
-
-    fn seen_again(&self, url: &Url, depth: u32) -> Again {
-        // With --max-depth, a shorter path may matter.
-        let Some(limit) = &self.depth else {
-            return Again::Nothing;
-        };
-        let waited_at = limit.borrow().waiting_depth(url.as_str());
-        let again = limit.borrow_mut().seen_again(url.as_str(), depth);
-        if let Some(journal) = &self.journal
-            && waited_at.is_some_and(|old| depth < old)
-        {
-            journal.moved_up(url.as_str(), depth);
-        }
-        again
-    }
-
-    fn queued(&self, url: &Url, depth: u32) {
-        if let Some(limit) = &self.depth {
-            limit.borrow_mut().add(url.as_str(), depth);
-        }
+    fn queued(&self, url: &Url) {
         self.traps.admit(url);
     }
 
-    fn admit(&self, work: Work) -> Admission<'_> {
-        // With --max-depth, a deeper level waits for the one in progress.
-        let work = match &self.depth {
-            // A sitemap is read in level 0, where it was queued.
-            Some(limit) if !work.sitemap => match limit.borrow_mut().may_start(work) {
-                Some(work) => work,
-                None => return Admission::Parked,
-            },
-            _ => work,
-        };
+    fn host_delay(&self, url: &Url) -> Option<Duration> {
+        self.polite.host_delay(url)
+    }
+}
+
+/// What a worker does with a URL it took from the queue.
+pub enum Admission<'a> {
+    /// Fetch it now (its host's slot is taken: call [`WebRules::finish`]
+    /// after).
+    Fetch(Work),
+    /// Wait for this (robots.txt of its origin, fetched by this worker),
+    /// then ask again.
+    After(Work, Pending<'a, ()>),
+    /// The rules keep it, and put it back on the queue or hand it over
+    /// through [`WebRules::finish`]: its `task_done` comes then.
+    Parked,
+    /// Not to be fetched, for this reason.
+    Skip(Work, SkipReason),
+    /// Failed without a request (its robots.txt was unreachable).
+    Fail(Work, Exception),
+    /// The crawler's own business (a sitemap robots.txt disallows): done,
+    /// and in no record.
+    Dropped(Work),
+}
+
+/// When a URL may start, for the queue's `Turns`.
+impl WebRules {
+    /// What a worker does with `work`, taken from the queue.
+    pub fn admit(&self, work: Work) -> Admission<'_> {
         match self.polite.admit(work) {
             politeness::Admission::Fetch(work) => Admission::Fetch(work),
             politeness::Admission::Parked => Admission::Parked,
@@ -414,7 +384,7 @@ impl Rules for WebRules {
                 Admission::After(work, Box::pin(learn))
             }
             politeness::Admission::Skip(work, _) | politeness::Admission::Fail(work, _)
-                if work.sitemap =>
+                if work.tag.sitemap =>
             {
                 self.log
                     .info(format_args!("not reading sitemap {}: robots.txt", work.url));
@@ -425,43 +395,25 @@ impl Rules for WebRules {
         }
     }
 
-    fn finish(&self, url: &Url) -> Option<Work> {
+    /// The fetch of `url` ended: the URL its host may start next, if any.
+    pub fn finish(&self, url: &Url) -> Option<Work> {
         self.polite.finish(url)
     }
 
-    fn done(&self, depth: u32) -> Vec<Work> {
-        match &self.depth {
-            Some(limit) => limit.borrow_mut().done(depth),
-            None => Vec::new(),
-        }
+    /// The crawl is over: the URLs waiting their host's turn, unfinished.
+    /// After `join`, none is; either way, this stops the timers.
+    pub fn drain(&self) -> Vec<Work> {
+        self.polite.drain()
     }
 
-    fn drain(&self) -> Drained {
-        // After `join`, nothing is parked; after an interrupt, what was
-        // parked is unfinished too. Either way, this stops the timers.
-        let mut parked = self.polite.drain();
-        let mut too_deep = Vec::new();
-        if let Some(limit) = &self.depth {
-            let mut limit = limit.borrow_mut();
-            parked.extend(limit.take_deferred());
-            too_deep = limit.take_too_deep();
-        }
-        Drained { parked, too_deep }
-    }
-
-    fn host_delay(&self, url: &Url) -> Option<Duration> {
-        self.polite.host_delay(url)
-    }
-
-    fn read_sitemap<'a>(&'a self, url: &'a Url) -> Pending<'a, Vec<Url>> {
-        Box::pin(self.read(url))
-    }
-
-    fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
+    /// What each origin's robots.txt came to, for the report.
+    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
         self.polite.robots_outcomes()
     }
 
-    fn take_found_sitemaps(&self) -> Vec<Url> {
+    /// Sitemaps found since the last call, for a shared frontier to queue
+    /// (`--sitemaps` with `--frontier`).
+    pub fn take_found_sitemaps(&self) -> Vec<Url> {
         self.sitemaps_found
             .borrow_mut()
             .as_mut()
@@ -469,7 +421,8 @@ impl Rules for WebRules {
             .unwrap_or_default()
     }
 
-    fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
+    /// What each sitemap read came to, for the report.
+    pub fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
         self.sitemap_outcomes.borrow().clone()
     }
 }

@@ -5,9 +5,9 @@
 //!
 //! | seam | what it decides | the lesson's own | the real web's |
 //! |---|---|---|---|
-//! | [`Work`] | what travels on the queue | a URL, its redirects, its referrer | depth, sitemaps, leases |
-//! | [`Rules`] | whether and when a URL may be fetched | the roots' hosts, `--exclude` | traps, depth, robots.txt, per-host limits and delays, sitemaps |
-//! | [`Frontier`] | where URLs come from and go | the queue and the seen set in memory | the shared frontier in Redis |
+//! | [`Work`] | what travels on the queue | a URL, its redirects, its referrer | a [`Tag`]: depth, sitemaps, leases |
+//! | [`WorkQueue`] | where URLs come from and go, and when each may start | the queue and the seen set in memory | per-host turns and robots.txt, levels of `--max-depth`, sitemaps, the shared frontier in Redis |
+//! | [`Rules`] | whether a URL may be followed | the roots' hosts, `--exclude` | traps, robots.txt already read |
 //! | [`Observer`] | who hears what happened | the report's records | the JSON Lines and text reports, the journal |
 //! | `http::Client` | how a URL is fetched | one GET, any status | keep-alive, TLS; its exchanges heard by the WARC archive |
 
@@ -16,16 +16,14 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
 
-use runtime::Queue;
 use url::Url;
 
-use crate::logging::CrawlLog;
-use crate::robots::RobotsOutcome;
-use crate::sitemap::SitemapOutcome;
 use crate::skipped::{SkipReason, Skipped};
-use crate::stats::{Exception, FetchStatistic};
+use crate::stats::FetchStatistic;
 
-/// One URL on the queue.
+/// One URL on the queue: what the chapter's queue holds, the URL and the
+/// redirects it may still follow, and where it was found; and a [`Tag`],
+/// which the lesson carries and never reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Work {
     /// What to fetch.
@@ -35,15 +33,63 @@ pub struct Work {
     /// The page that linked it first (the redirect, for a redirect's
     /// target); `None` for a root. Shared by all the links of one page.
     pub from: Option<Rc<str>>,
+    /// What the queue that made this work keeps with it.
+    pub tag: Tag,
+}
+
+/// What a queue keeps with a piece of work, opaque to the lesson, which
+/// only asks for the tag of a page's links ([`Tag::link`]) and passes a
+/// redirect's on: how many links from a root it is (`--max-depth`, and the
+/// journal), whether it is a sitemap to read rather than a page
+/// (`--sitemaps`), and the lease a shared crawl holds on it (`--frontier`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tag {
     /// Links from a root: 0 for a root; a redirect's target has the depth
     /// of the URL that redirected.
-    pub depth: u32,
-    /// A sitemap to read (`--sitemaps`), not a page: the crawler's own
-    /// business, never a URL of the report.
-    pub sitemap: bool,
-    /// With a shared frontier (`--frontier`), the lease this process holds
-    /// on the URL; `None` in a crawl of one process.
-    pub lease: Option<u64>,
+    pub(crate) depth: u32,
+    /// A sitemap to read, not a page: the crawler's own business, never a
+    /// URL of the report.
+    pub(crate) sitemap: bool,
+    /// With a shared frontier, the lease this process holds on the URL.
+    pub(crate) lease: Option<u64>,
+}
+
+impl Tag {
+    /// The tag of a root, or of anything a queue makes up itself.
+    pub fn root() -> Tag {
+        Tag::default()
+    }
+
+    /// The tag of a link found on a page of this tag: one step further.
+    /// (Saturating: a depth read from a journal can be anything.)
+    pub fn link(self) -> Tag {
+        Tag {
+            depth: self.depth.saturating_add(1),
+            ..Tag::default()
+        }
+    }
+
+    /// The tag of where a redirect of this tag leads: as far from a root.
+    pub fn redirect(self) -> Tag {
+        Tag {
+            depth: self.depth,
+            ..Tag::default()
+        }
+    }
+
+    /// Whether the work is a URL of the report (not the crawler's own
+    /// business, as a sitemap to read is).
+    pub fn in_report(self) -> bool {
+        !self.sitemap
+    }
+
+    /// A tag `depth` links from a root (a queue taken up from a journal).
+    pub(crate) fn at_depth(depth: u32) -> Tag {
+        Tag {
+            depth,
+            ..Tag::default()
+        }
+    }
 }
 
 /// How a crawl ended.
@@ -51,10 +97,10 @@ pub struct Work {
 pub enum Outcome {
     /// Every URL queued was fetched (or failed for good).
     Completed,
-    /// The interrupt future passed to [`Crawler::crawl_until`](crate::Crawler::crawl_until) fired first.
+    /// The interrupt future passed to `Crawler::crawl_until` fired first.
     Interrupted,
     /// The shared frontier's Redis was lost for good
-    /// ([`Crawler::stopped_by`](crate::Crawler::stopped_by) says why); the crawl's state stays there.
+    /// ([`WorkQueue::stopped_by`] says why); the crawl's state stays there.
     FrontierLost,
 }
 
@@ -96,12 +142,48 @@ impl Found {
     }
 }
 
+// ANCHOR: queue
+/// The crawl's queue, as the chapter's `asyncio.Queue` is to its crawler:
+/// workers `get` a URL and mark it `task_done`, and `crawl` waits in
+/// `join`. Ours is told, with `task_done`, what the fetch found, and puts
+/// where it leads on itself: a queue owns its seen set, so that a queue in
+/// memory (the lesson's) and one shared by many processes (in Redis) each
+/// decide what is new. What the real web adds wraps the lesson's queue:
+/// a URL handed out only when its host may be asked, level by level for
+/// `--max-depth`, sitemaps read between pages.
+pub trait WorkQueue {
+    /// The next URL to fetch, when there is one.
+    fn get(&self) -> Pending<'_, Work>;
+    /// `work` was fetched, and `found` is what came of it: record it, put
+    /// where it leads on the queue, and mark `work` done.
+    fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()>;
+    /// Waits until every URL put on the queue is done
+    /// ([`Outcome::Completed`]), or the queue cannot go on.
+    fn join(&self) -> Pending<'_, Outcome>;
+    /// The crawl is over, and `unfinished` were being fetched (none, if it
+    /// completed): account for what the queue still holds.
+    fn close(&self, outcome: Outcome, unfinished: Vec<Work>) -> Pending<'_, ()>;
+    /// Whether a link was never seen before, as far as this process knows.
+    fn is_new(&self, url: &Url) -> bool;
+    /// URLs queued and not yet taken by a worker.
+    fn qsize(&self) -> usize;
+    /// `work` will not be fetched, for `reason`: record it, and mark it done.
+    fn skip(&self, work: Work, reason: SkipReason) -> Pending<'_, ()>;
+    /// `work` was the crawler's own business (a sitemap), not a page: the
+    /// URLs it listed (`None`: it was not read) are seen as links one step
+    /// from a root, and it is done, in no record.
+    fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()>;
+    /// Why the queue could not go on, if it could not.
+    fn stopped_by(&self) -> Option<String> {
+        None
+    }
+}
+// ANCHOR_END: queue
+
 // ANCHOR: rules
-/// Whether and when a URL may be fetched. The lesson asks at three moments:
-/// when a URL is first seen (may it be queued?), when a worker takes it
-/// from the queue (may it start now?), and when its fetch ends (whose turn
-/// is next?). Every method but the first has the chapter's answer as its
-/// default: yes, now, nobody's.
+/// Whether a URL may be followed: asked when a URL is first seen, and when
+/// a page's links are counted. The chapter's host rules and `--exclude`,
+/// and whatever else the crawl obeys.
 pub trait Rules {
     /// Why a link may not be followed, judging by the URL alone, if it may
     /// not: not on the roots' hosts, `--exclude`d, not http(s), a trap.
@@ -113,107 +195,17 @@ pub trait Rules {
     }
     /// Why a URL that may be followed is still not to be fetched, as far as
     /// is known without a request (robots.txt already read), if it is not.
-    fn robots_refusal(&self, _url: &Url) -> Option<SkipReason> {
+    fn refusal_known(&self, _url: &Url) -> Option<SkipReason> {
         None
     }
-    /// Whether a URL first seen `depth` links from a root waits instead of
-    /// being queued (deeper than `--max-depth`, for now); the rules keep it.
-    fn set_aside(&self, _url: &Url, _from: Option<&Rc<str>>, _depth: u32) -> bool {
-        false
-    }
-    /// A URL seen again, `depth` links from a root: what that changes.
-    fn seen_again(&self, _url: &Url, _depth: u32) -> Again {
-        Again::Nothing
-    }
-    /// A URL was queued, `depth` links from a root.
-    fn queued(&self, _url: &Url, _depth: u32) {}
-    /// What a worker does with `work`, taken from the queue.
-    fn admit(&self, work: Work) -> Admission<'_> {
-        Admission::Fetch(work)
-    }
-    /// The fetch of `url` ended: the URL its host may start next, if any.
-    fn finish(&self, _url: &Url) -> Option<Work> {
-        None
-    }
-    /// A URL `depth` links from a root is done: the URLs that may go on the
-    /// queue now (the next level of `--max-depth`).
-    fn done(&self, _depth: u32) -> Vec<Work> {
-        Vec::new()
-    }
-    /// The crawl is over: the URLs the rules still hold, unfinished, and
-    /// those they kept as too deep, with the page that linked each.
-    fn drain(&self) -> Drained {
-        Drained::default()
-    }
+    /// A URL was queued (the guards against traps count them).
+    fn queued(&self, _url: &Url) {}
     /// The least time between two requests to `url`'s host, if any.
     fn host_delay(&self, _url: &Url) -> Option<Duration> {
         None
     }
-    /// Reads the sitemap `url` (`Work::sitemap`): the pages it lists,
-    /// seen as links one step from it. The sitemaps an index lists go on
-    /// the queue.
-    fn read_sitemap<'a>(&'a self, _url: &'a Url) -> Pending<'a, Vec<Url>> {
-        Box::pin(async { Vec::new() })
-    }
-    /// What each origin's robots.txt came to, for the report.
-    fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
-        Vec::new()
-    }
-    /// Sitemaps found since the last call, for a shared frontier to queue
-    /// (`--sitemaps` with `--frontier`); none where the rules queue them
-    /// themselves.
-    fn take_found_sitemaps(&self) -> Vec<Url> {
-        Vec::new()
-    }
-    /// What each sitemap read came to, for the report.
-    fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
-        Vec::new()
-    }
 }
 // ANCHOR_END: rules
-
-/// What a worker does with a URL it took from the queue.
-pub enum Admission<'a> {
-    /// Fetch it now (its host's slot is taken: call [`Rules::finish`]
-    /// after).
-    Fetch(Work),
-    /// Wait for this (robots.txt of its origin, fetched by this worker),
-    /// then ask again.
-    After(Work, Pending<'a, ()>),
-    /// The rules keep it, and put it back on the queue or hand it over
-    /// through [`Rules::finish`] or [`Rules::done`]: its `task_done` comes
-    /// then.
-    Parked,
-    /// Not to be fetched, for this reason.
-    Skip(Work, SkipReason),
-    /// Failed without a request (its robots.txt was unreachable).
-    Fail(Work, Exception),
-    /// The crawler's own business (a sitemap robots.txt disallows): done,
-    /// and in no record.
-    Dropped(Work),
-}
-
-/// What a URL seen again at a shorter depth comes to.
-#[derive(Debug, PartialEq)]
-pub enum Again {
-    /// Nothing changes.
-    Nothing,
-    /// It was kept for a later level, and belongs to this one now: put it
-    /// back on the queue (its old place there ends with a `task_done`).
-    Release(Work),
-    /// It was too deep, and is not: queue it, with the page that linked it
-    /// first.
-    ComeBack(Option<Rc<str>>),
-}
-
-/// What the rules hold when the crawl ends.
-#[derive(Default)]
-pub struct Drained {
-    /// URLs waiting their turn: unfinished.
-    pub parked: Vec<Work>,
-    /// URLs deeper than `--max-depth`, with the page that linked each.
-    pub too_deep: Vec<(Box<str>, Option<Rc<str>>)>,
-}
 
 // ANCHOR: observer
 /// Who hears what happened: each fact of the crawl as it happens (the
@@ -228,62 +220,10 @@ pub trait Observer {
     fn skipped(&self, _skipped: &Skipped) {}
     /// A URL is done: what it came to has been told.
     fn settled(&self) {}
+    /// A URL first seen `depth` links from a root waits as too deep, for
+    /// now (`--max-depth`).
+    fn set_aside(&self, _url: &str, _from: Option<&str>, _depth: u32) {}
+    /// A URL waiting its level moved up to `depth` (a shorter path).
+    fn moved_up(&self, _url: &str, _depth: u32) {}
 }
 // ANCHOR_END: observer
-
-// ANCHOR: frontier
-/// Where URLs come from and go when they are not this process's alone: a
-/// frontier shared by many processes. Without one, the lesson's queue and
-/// seen set are the frontier.
-pub trait Frontier {
-    /// Feeds the crawl's queue until the whole crawl is over
-    /// ([`Outcome::Completed`]) or the frontier is lost
-    /// ([`Outcome::FrontierLost`]).
-    fn run<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, Outcome>;
-    /// Completes `work`, which this frontier fed, with what its fetch
-    /// found.
-    fn complete<'a>(
-        &'a self,
-        crawl: &'a dyn Crawl,
-        work: &'a Work,
-        found: Found,
-    ) -> Pending<'a, ()>;
-    /// Completes `work`, which this frontier fed, as skipped.
-    fn skip<'a>(
-        &'a self,
-        crawl: &'a dyn Crawl,
-        work: &'a Work,
-        reason: SkipReason,
-    ) -> Pending<'a, ()>;
-    /// Completes `work`, a sitemap this frontier fed, with the pages it
-    /// lists (`None`: it was not read).
-    fn sitemap<'a>(
-        &'a self,
-        crawl: &'a dyn Crawl,
-        work: &'a Work,
-        pages: Option<Vec<Url>>,
-    ) -> Pending<'a, ()>;
-    /// Gives back what this process did not finish (an interrupt).
-    fn release<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, ()>;
-    /// Why the frontier was lost, if it was.
-    fn stopped_by(&self) -> Option<String>;
-}
-
-/// What a frontier may ask of the crawl it feeds.
-pub trait Crawl {
-    /// The crawl's queue.
-    fn queue(&self) -> &Queue<Work>;
-    /// Its rules.
-    fn rules(&self) -> &dyn Rules;
-    /// Its log.
-    fn log(&self) -> &CrawlLog;
-    /// Redirects a URL may follow, from a page's link.
-    fn max_redirect(&self) -> u32;
-    /// Its workers.
-    fn max_tasks(&self) -> usize;
-    /// Adds a statistic to this process's report.
-    fn keep_statistic(&self, stat: FetchStatistic);
-    /// Adds a skipped URL to this process's report.
-    fn keep_skip(&self, skipped: Skipped);
-}
-// ANCHOR_END: frontier

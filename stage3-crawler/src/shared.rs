@@ -1,6 +1,9 @@
 //! A crawl shared by many processes through a frontier in Redis
 //! (`--frontier`): the same workers, fed from Redis instead of from the
-//! crawl's own `see`. It plugs into the lesson as its [`Frontier`].
+//! lesson's queue in memory. It plugs into the lesson as its
+//! [`WorkQueue`]: `get` takes what the feeder claimed, `task_done`
+//! completes a URL in Redis, and `join` lasts until the whole crawl is
+//! over.
 //!
 //! One task per process, the feeder, claims URLs under a lease and puts
 //! them on the process's queue, never more than `max_tasks` at a time;
@@ -23,9 +26,12 @@ use crate::frontier::{
     Claim, Completed, Completion, Frontier as Redis, Held, Leased, Link, MIN_LEASE, Seen,
 };
 use crate::journal::stat_json;
+use crate::logging::CrawlLog;
 use crate::politeness::host_key;
+use crate::records::Records;
 use crate::reporting::json_skipped;
-use crate::seams::{Crawl, Found, Frontier, Next, Outcome, Pending, Rules, Work};
+use crate::rules::WebRules;
+use crate::seams::{Found, Next, Outcome, Pending, Rules, Tag, Work, WorkQueue};
 use crate::seen::SeenUrls;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
@@ -187,7 +193,7 @@ impl Shared {
     // ANCHOR: feed
     /// Claims URLs from the frontier for this process's workers until the
     /// whole crawl is over, or Redis is lost for good.
-    async fn feed(&self, crawl: &dyn Crawl) -> io::Result<()> {
+    async fn feed(&self, crawl: &impl Crawl) -> io::Result<()> {
         loop {
             let free = crawl.max_tasks().saturating_sub(self.held.borrow().len());
             if free == 0 {
@@ -230,13 +236,13 @@ impl Shared {
     }
 
     /// Hands claimed URLs to this process's workers, holding their leases.
-    async fn take(&self, crawl: &dyn Crawl, leased: Vec<Leased>) {
+    async fn take(&self, crawl: &impl Crawl, leased: Vec<Leased>) {
         for leased in leased {
             // Claimed, so queued, so seen (a sitemap's key is not a URL).
             if !leased.url.starts_with('~') {
                 self.seen_here.borrow_mut().insert(&leased.url);
             }
-            let work = self.leased_work(&leased.work, leased.token);
+            let work = leased_work(&leased.work, leased.token);
             self.held
                 .borrow_mut()
                 .insert(leased.url.clone(), (leased.token, leased.host.clone()));
@@ -245,30 +251,6 @@ impl Shared {
                 None => self.complete_unreadable(crawl, &leased).await,
             }
         }
-    }
-
-    /// The work a claim returned, in the frontier's four lines (URL, the
-    /// page that linked it or nothing, depth, redirects; a sitemap's URL
-    /// after a '~'); `None` if it cannot be read.
-    fn leased_work(&self, text: &str, token: u64) -> Option<Work> {
-        let mut lines = text.split('\n');
-        let (url, from, depth, redirects) =
-            (lines.next()?, lines.next()?, lines.next()?, lines.next()?);
-        if lines.next().is_some() {
-            return None;
-        }
-        let (url, sitemap) = match url.strip_prefix('~') {
-            Some(url) => (url, true),
-            None => (url, false),
-        };
-        Some(Work {
-            url: Url::parse(url).ok()?,
-            max_redirect: redirects.parse().ok()?,
-            from: (!from.is_empty()).then(|| Rc::from(from)),
-            depth: depth.parse().ok()?,
-            sitemap,
-            lease: Some(token),
-        })
     }
 
     // ANCHOR: keep_back_seen
@@ -284,7 +266,11 @@ impl Shared {
     /// whose answer is more than "seen" stays: a query (its count is
     /// Redis's), a redirect's target (a shorter path), a sitemap. Returns,
     /// for each completion, where the links it kept back were.
-    async fn keep_back_seen(&self, crawl: &dyn Crawl, batch: &mut [Completion]) -> Vec<Vec<usize>> {
+    async fn keep_back_seen(
+        &self,
+        crawl: &impl Crawl,
+        batch: &mut [Completion],
+    ) -> Vec<Vec<usize>> {
         let mut kept = vec![Vec::new(); batch.len()];
         let asked: Vec<(usize, usize)> = batch
             .iter()
@@ -351,7 +337,7 @@ impl Shared {
     /// next batch. (A process that dies with them here loses nothing:
     /// whoever reads those robots.txt files again finds them again.)
     /// Returns how many were offered.
-    fn offer_sitemaps(&self, crawl: &dyn Crawl, batch: &mut [Completion]) -> usize {
+    fn offer_sitemaps(&self, crawl: &impl Crawl, batch: &mut [Completion]) -> usize {
         let mut sitemaps = self.sitemaps.borrow_mut();
         sitemaps.extend(crawl.rules().take_found_sitemaps());
         for completion in batch.iter_mut() {
@@ -365,7 +351,7 @@ impl Shared {
     /// Work nobody can fetch (written by something else, or damaged):
     /// completed as a failure, so that it is reported and the crawl goes
     /// on, rather than stopping every process that claims it.
-    async fn complete_unreadable(&self, crawl: &dyn Crawl, leased: &Leased) {
+    async fn complete_unreadable(&self, crawl: &impl Crawl, leased: &Leased) {
         let (url, token) = (leased.url.as_str(), leased.token);
         crawl.log().error(format_args!(
             "the frontier holds work this crawler cannot read: {}",
@@ -406,7 +392,7 @@ impl Shared {
     /// busier the process, the bigger the batches. The same script claims
     /// work for the workers the batch frees, so a busy process makes one
     /// script call per batch, not two.
-    async fn complete_batches(&self, crawl: &dyn Crawl) -> std::convert::Infallible {
+    async fn complete_batches(&self, crawl: &impl Crawl) -> std::convert::Infallible {
         loop {
             let first = self.completions.get().await;
             let mut batch = vec![first];
@@ -448,7 +434,7 @@ impl Shared {
 
     /// Extends this process's leases, every third of a lease, for as long
     /// as the crawl runs.
-    async fn renew_leases(&self, crawl: &dyn Crawl) -> std::convert::Infallible {
+    async fn renew_leases(&self, crawl: &impl Crawl) -> std::convert::Infallible {
         loop {
             runtime::sleep(self.lease / 3).await;
             if let Err(e) = self.frontier.renew(&self.held()).await {
@@ -460,7 +446,7 @@ impl Shared {
     /// Gives back the leases of the URLs this process did not finish (an
     /// interrupt, or Redis lost), so that others need not wait for them to
     /// run out. If Redis is gone, they run out.
-    async fn release_leases(&self, crawl: &dyn Crawl) {
+    async fn release_leases(&self, crawl: &impl Crawl) {
         let held = self.held();
         // A Redis that was lost has had its patience already.
         self.frontier.set_patience(RELEASE_PATIENCE);
@@ -480,8 +466,8 @@ impl Shared {
     /// Completes a leased URL in the frontier with what its fetch found,
     /// then keeps the statistic, and the links the frontier refused, in
     /// this process's report.
-    async fn complete_fetched(&self, crawl: &dyn Crawl, work: &Work, found: Found) {
-        if work.sitemap {
+    async fn complete_fetched(&self, crawl: &impl Crawl, work: &Work, found: Found) {
+        if work.tag.sitemap {
             // Reading it panicked (see `fetch_work`): nothing was read.
             return self.complete_sitemap(crawl, work, None).await;
         }
@@ -489,14 +475,14 @@ impl Shared {
         let from: Rc<str> = Rc::from(work.url.as_str());
         let mut invalid = Vec::new();
         // The links, with the depth and redirects they are queued with.
-        let mut origin = (work.depth.saturating_add(1), crawl.max_redirect());
+        let mut origin = (work.tag.depth.saturating_add(1), crawl.max_redirect());
         let targets: Vec<(Url, bool)> = match next {
             Next::Nothing => Vec::new(),
             Next::Redirect(next_url) if work.max_redirect > 0 => {
                 crawl
                     .log()
                     .info(format_args!("redirect to {next_url} from {}", work.url));
-                origin = (work.depth, work.max_redirect - 1);
+                origin = (work.tag.depth, work.max_redirect - 1);
                 vec![(next_url, false)]
             }
             Next::Redirect(next_url) => {
@@ -594,7 +580,7 @@ impl Shared {
     /// report. An index's sitemaps, found as it was read, go with it: its
     /// completion is their only record. The pages refused go in this
     /// process's report, as a page's links do.
-    async fn complete_sitemap(&self, crawl: &dyn Crawl, work: &Work, pages: Option<Vec<Url>>) {
+    async fn complete_sitemap(&self, crawl: &impl Crawl, work: &Work, pages: Option<Vec<Url>>) {
         let read = pages.is_some();
         let pages = pages.unwrap_or_default();
         let found = crawl.rules().take_found_sitemaps();
@@ -623,7 +609,7 @@ impl Shared {
 
     /// Completes a leased URL that was not fetched (robots.txt disallows
     /// it).
-    async fn complete_skipped(&self, crawl: &dyn Crawl, work: &Work, reason: SkipReason) {
+    async fn complete_skipped(&self, crawl: &impl Crawl, work: &Work, reason: SkipReason) {
         let skipped = Skipped {
             url: work.url.to_string(),
             reason,
@@ -642,16 +628,16 @@ impl Shared {
     /// this process. `None` if the lease was lost or Redis failed.
     async fn complete(
         &self,
-        crawl: &dyn Crawl,
+        crawl: &impl Crawl,
         work: &Work,
         record: String,
         known: usize,
         (depth, redirects): (u32, u32),
         links: Vec<Link>,
     ) -> Option<(usize, usize, Vec<Seen>)> {
-        let token = work.lease?;
+        let token = work.tag.lease?;
         // A sitemap's lease is on '~' and its URL (see sitemap in common.lua).
-        let key = if work.sitemap {
+        let key = if work.tag.sitemap {
             format!("~{}", work.url)
         } else {
             work.url.to_string()
@@ -694,19 +680,117 @@ impl Shared {
     }
 }
 
-/// The shared frontier is the lesson's frontier when `--frontier` is given:
-/// it feeds the queue, and hears what became of each URL it fed.
-impl Frontier for Shared {
-    fn run<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, Outcome> {
+/// What the shared crawl asks of the crawl it feeds.
+trait Crawl {
+    /// This process's queue, which the feeder fills.
+    fn queue(&self) -> &Queue<Work>;
+    /// Its rules.
+    fn rules(&self) -> &WebRules;
+    /// Its log.
+    fn log(&self) -> &CrawlLog;
+    /// Redirects a URL may follow, from a page's link.
+    fn max_redirect(&self) -> u32;
+    /// Its workers.
+    fn max_tasks(&self) -> usize;
+    /// Adds a statistic to this process's report.
+    fn keep_statistic(&self, stat: FetchStatistic);
+    /// Adds a skipped URL to this process's report.
+    fn keep_skip(&self, skipped: Skipped);
+}
+
+/// This process's side of a shared crawl: its queue, rules, records, log.
+pub struct Local {
+    /// The queue the feeder fills and the workers take from.
+    pub q: Queue<Work>,
+    /// The rules.
+    pub rules: Rc<WebRules>,
+    /// This process's report.
+    pub records: Rc<Records>,
+    /// The log.
+    pub log: Rc<CrawlLog>,
+    /// Redirects a link may follow.
+    pub max_redirect: u32,
+    /// Workers.
+    pub max_tasks: usize,
+}
+
+impl Crawl for Local {
+    fn queue(&self) -> &Queue<Work> {
+        &self.q
+    }
+
+    fn rules(&self) -> &WebRules {
+        &self.rules
+    }
+
+    fn log(&self) -> &CrawlLog {
+        &self.log
+    }
+
+    fn max_redirect(&self) -> u32 {
+        self.max_redirect
+    }
+
+    fn max_tasks(&self) -> usize {
+        self.max_tasks
+    }
+
+    fn keep_statistic(&self, stat: FetchStatistic) {
+        self.records.keep_statistic(stat);
+    }
+
+    fn keep_skip(&self, skipped: Skipped) {
+        self.records.keep_skip(skipped);
+    }
+}
+
+/// The crawl's queue when `--frontier` is given: Redis feeds this
+/// process's queue, and hears what became of each URL it fed.
+pub struct SharedQueue {
+    shared: Shared,
+    local: Local,
+}
+
+impl Shared {
+    /// The crawl's queue, this process's part of the crawl fed by Redis.
+    pub fn into_queue(self, local: Local) -> SharedQueue {
+        SharedQueue {
+            shared: self,
+            local,
+        }
+    }
+}
+
+impl WorkQueue for SharedQueue {
+    fn get(&self) -> Pending<'_, Work> {
+        Box::pin(self.local.q.get())
+    }
+
+    fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()> {
         Box::pin(async move {
+            let url = work.url.clone();
+            let completed = self.shared.complete_fetched(&self.local, &work, found);
+            if let Err(panic) = runtime::catch_unwind(completed).await {
+                self.local.log.error(format_args!(
+                    "recording what {url} led to panicked: {panic}"
+                ));
+            }
+            self.local.finish_one();
+        })
+    }
+
+    fn join(&self) -> Pending<'_, Outcome> {
+        Box::pin(async move {
+            let (shared, crawl) = (&self.shared, &self.local);
             // The renewer and the completer run as long as the feeder:
             // neither ends the other but by ending.
-            let beside = runtime::select(self.renew_leases(crawl), self.complete_batches(crawl));
-            match runtime::select(self.feed(crawl), beside).await {
+            let beside =
+                runtime::select(shared.renew_leases(crawl), shared.complete_batches(crawl));
+            match runtime::select(shared.feed(crawl), beside).await {
                 runtime::Either::Left(Ok(())) => Outcome::Completed,
                 runtime::Either::Left(Err(e)) => {
                     crawl.log().error(format_args!("{e}"));
-                    *self.stopped_by.borrow_mut() = Some(e.to_string());
+                    *shared.stopped_by.borrow_mut() = Some(e.to_string());
                     Outcome::FrontierLost
                 }
                 runtime::Either::Right(runtime::Either::Left(never))
@@ -715,46 +799,74 @@ impl Frontier for Shared {
         })
     }
 
-    fn complete<'a>(
-        &'a self,
-        crawl: &'a dyn Crawl,
-        work: &'a Work,
-        found: Found,
-    ) -> Pending<'a, ()> {
-        Box::pin(self.complete_fetched(crawl, work, found))
+    fn close(&self, outcome: Outcome, unfinished: Vec<Work>) -> Pending<'_, ()> {
+        Box::pin(async move {
+            if outcome == Outcome::Completed {
+                return;
+            }
+            self.shared.release_leases(&self.local).await;
+            // What this process was fetching or held queued: interrupted,
+            // in its report (another process fetches them).
+            let queued = std::iter::from_fn(|| self.local.q.get_nowait());
+            for work in unfinished.into_iter().chain(queued) {
+                if work.tag.in_report() {
+                    self.local.records.record_skip(Skipped {
+                        url: work.url.into(),
+                        reason: SkipReason::Interrupted,
+                        from: work.from.map(|f| f.to_string()),
+                    });
+                }
+            }
+        })
     }
 
-    fn skip<'a>(
-        &'a self,
-        crawl: &'a dyn Crawl,
-        work: &'a Work,
-        reason: SkipReason,
-    ) -> Pending<'a, ()> {
-        Box::pin(self.complete_skipped(crawl, work, reason))
+    fn is_new(&self, _url: &Url) -> bool {
+        // Redis knows; its answer replaces the page's counts.
+        true
     }
 
-    fn sitemap<'a>(
-        &'a self,
-        crawl: &'a dyn Crawl,
-        work: &'a Work,
-        pages: Option<Vec<Url>>,
-    ) -> Pending<'a, ()> {
-        Box::pin(self.complete_sitemap(crawl, work, pages))
+    fn qsize(&self) -> usize {
+        self.local.q.qsize()
     }
 
-    fn release<'a>(&'a self, crawl: &'a dyn Crawl) -> Pending<'a, ()> {
-        Box::pin(self.release_leases(crawl))
+    fn skip(&self, work: Work, reason: SkipReason) -> Pending<'_, ()> {
+        Box::pin(async move {
+            self.shared
+                .complete_skipped(&self.local, &work, reason)
+                .await;
+            self.local.finish_one();
+        })
+    }
+
+    fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()> {
+        Box::pin(async move {
+            self.shared
+                .complete_sitemap(&self.local, &work, listed)
+                .await;
+            self.local.finish_one();
+        })
     }
 
     fn stopped_by(&self) -> Option<String> {
-        self.stopped_by.borrow().clone()
+        self.shared.stopped_by.borrow().clone()
+    }
+}
+
+impl Local {
+    /// Marks one URL done on this process's queue: what it came to was
+    /// told (to Redis, and to this process's report) first.
+    fn finish_one(&self) {
+        self.records.settled();
+        if let Err(e) = self.q.task_done() {
+            self.log.error(format_args!("{e}"));
+        }
     }
 }
 
 /// The links the frontier refused, for this process's report, each with
 /// what the frontier answered: why, and `from`, the page (or sitemap) that
 /// led to it.
-fn keep_refused(crawl: &dyn Crawl, answered: impl Iterator<Item = (Url, Seen)>, from: &str) {
+fn keep_refused(crawl: &impl Crawl, answered: impl Iterator<Item = (Url, Seen)>, from: &str) {
     for (url, seen) in answered {
         let reason = match seen {
             // The frontier reports what is still too deep at the end.
@@ -803,6 +915,32 @@ fn with_kept_back(done: Completed, kept: &[usize]) -> Completed {
     }
 }
 
+/// The work a claim returned, in the frontier's four lines (URL, the
+/// page that linked it or nothing, depth, redirects; a sitemap's URL
+/// after a '~'); `None` if it cannot be read.
+fn leased_work(text: &str, token: u64) -> Option<Work> {
+    let mut lines = text.split('\n');
+    let (url, from, depth, redirects) =
+        (lines.next()?, lines.next()?, lines.next()?, lines.next()?);
+    if lines.next().is_some() {
+        return None;
+    }
+    let (url, sitemap) = match url.strip_prefix('~') {
+        Some(url) => (url, true),
+        None => (url, false),
+    };
+    Some(Work {
+        url: Url::parse(url).ok()?,
+        max_redirect: redirects.parse().ok()?,
+        from: (!from.is_empty()).then(|| Rc::from(from)),
+        tag: Tag {
+            depth: depth.parse().ok()?,
+            sitemap,
+            lease: Some(token),
+        },
+    })
+}
+
 /// A sitemap to read, as the frontier's `see` takes it.
 fn sitemap_link(url: &Url) -> Link {
     Link {
@@ -818,7 +956,7 @@ fn sitemap_link(url: &Url) -> Link {
 
 /// A URL this page leads to, as the frontier's `see` takes it: with the
 /// verdict of this process's rules, which need no Redis.
-fn link(rules: &dyn Rules, url: &Url, counts: bool) -> Link {
+fn link(rules: &WebRules, url: &Url, counts: bool) -> Link {
     let refusal = rules.refusal_by_url(url);
     Link {
         sitemap: false,
@@ -826,7 +964,7 @@ fn link(rules: &dyn Rules, url: &Url, counts: bool) -> Link {
         host: host_of(url),
         variant: variant_key(url).map(str::to_string),
         refused: refusal.map(SkipReason::name),
-        robots: rules.robots_refusal(url).is_some(),
+        robots: rules.refusal_known(url).is_some(),
         counts: counts && refusal.is_none(),
     }
 }

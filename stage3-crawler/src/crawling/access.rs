@@ -1,70 +1,29 @@
-//! What the crawl offers those who plug into it: the numbers the progress
-//! line and the report read, the records, and what a frontier or a crawl
-//! taken up again may ask of its queue and seen set. A child of the lesson
+//! What the crawl offers those who look at it: the numbers the progress
+//! line and the report read, and the records. A child of the lesson
 //! module, so it reads the crawler's fields without making them public;
 //! kept apart so that the lesson is the chapter's crawler and nothing
 //! else.
 
 use std::cell::Ref;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use runtime::Queue;
 use url::Url;
 
 use super::Crawler;
 use crate::config::Config;
 use crate::logging::{CrawlLog, LogLine};
 use crate::records::Records;
-use crate::robots::RobotsOutcome;
-use crate::seams::{Crawl, Rules, Work};
-use crate::sitemap::SitemapOutcome;
+use crate::seams::WorkQueue;
 use crate::skipped::Skipped;
 use crate::stats::FetchStatistic;
 use crate::tally::Tally;
 
-/// What the crawl offers those who plug into it: its records, its queue
-/// and its seen set, for a frontier and for a crawl taken up again.
+/// What the crawl offers those who look at it.
 impl Crawler {
     /// The records: the report's, and who hears of them.
     pub fn records(&self) -> &Records {
         &self.records
-    }
-
-    /// Marks `url` seen, without queueing it; whether it was new.
-    pub fn mark_seen(&self, url: &str) -> bool {
-        self.seen_urls.borrow_mut().insert(url)
-    }
-
-    /// Puts `work` back on the queue, as queued before (a crawl taken up
-    /// again): it counts for `max_pages` only through `set_queued`.
-    pub fn requeue(&self, work: Work) {
-        self.q.put_nowait(work);
-    }
-
-    /// How many URLs count as queued, for `max_pages`.
-    pub fn set_queued(&self, queued: usize) {
-        self.queued.set(queued);
-    }
-
-    /// What each origin's robots.txt came to, in the order they were
-    /// fetched.
-    pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
-        self.rules.robots_outcomes()
-    }
-
-    /// What each sitemap read came to, in the order they were read.
-    pub fn sitemap_outcomes(&self) -> Vec<SitemapOutcome> {
-        self.rules.sitemap_outcomes()
-    }
-
-    /// Why a shared crawl stopped before its end ([`Outcome::FrontierLost`]).
-    pub fn stopped_by(&self) -> Option<String> {
-        self.frontier.as_ref().and_then(|f| f.stopped_by())
-    }
-
-    /// Whether the crawl is shared through a frontier.
-    pub fn is_shared(&self) -> bool {
-        self.frontier.is_some()
     }
 
     /// Calls `f` with every statistic as it is recorded.
@@ -91,11 +50,6 @@ impl Crawler {
     /// (empty without `Config::keep_records`).
     pub fn skipped(&self) -> Ref<'_, Vec<Skipped>> {
         self.records.skipped()
-    }
-
-    /// Every URL seen: fetched, failed or skipped.
-    pub fn seen(&self) -> usize {
-        self.seen_urls.borrow().len()
     }
 
     /// Keep every log message from now on, for [`log_lines`](Self::log_lines).
@@ -129,6 +83,21 @@ impl Crawler {
         self.q.qsize()
     }
 
+    /// The queue.
+    pub fn queue(&self) -> &Rc<dyn WorkQueue> {
+        &self.q
+    }
+
+    /// The log.
+    pub fn log(&self) -> &CrawlLog {
+        &self.log
+    }
+
+    /// What was plugged into the seams, if it is a `T`.
+    pub fn plugged<T: 'static>(&self) -> Option<&T> {
+        self.plugged.as_deref()?.downcast_ref()
+    }
+
     /// Fetches running right now.
     pub fn in_flight(&self) -> usize {
         self.current.borrow().iter().flatten().count()
@@ -156,36 +125,5 @@ impl Crawler {
     /// is a failed crawl: exit code 1.
     pub fn any_root_fetched(&self) -> bool {
         self.records.any_root_fetched()
-    }
-}
-
-/// What a shared frontier may ask of the crawl it feeds.
-impl Crawl for Crawler {
-    fn queue(&self) -> &Queue<Work> {
-        &self.q
-    }
-
-    fn rules(&self) -> &dyn Rules {
-        &*self.rules
-    }
-
-    fn log(&self) -> &CrawlLog {
-        &self.log
-    }
-
-    fn max_redirect(&self) -> u32 {
-        self.config.max_redirect
-    }
-
-    fn max_tasks(&self) -> usize {
-        self.config.max_tasks
-    }
-
-    fn keep_statistic(&self, stat: FetchStatistic) {
-        self.records.keep_statistic(stat);
-    }
-
-    fn keep_skip(&self, skipped: Skipped) {
-        self.records.keep_skip(skipped);
     }
 }
