@@ -146,14 +146,11 @@ pub fn build(
         Some((journal, replayed)) => (Some(journal), Some(replayed)),
         None => (None, None),
     };
-    let rules = Rc::new(WebRules::new(
-        &config,
-        &roots,
-        &q,
-        &client,
-        &log,
-        journal.clone(),
-    ));
+    let rules = Rc::new(WebRules::new(&config, &roots, &q, &client, &log));
+    if let Some(journal) = &journal {
+        let journal = Rc::clone(journal);
+        rules.on_robots(move |outcome, source| journal.robots(outcome, source));
+    }
     let observers: Vec<Rc<dyn Observer>> = journal
         .iter()
         .map(|j| Rc::clone(j) as Rc<dyn Observer>)

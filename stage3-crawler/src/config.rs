@@ -1,10 +1,11 @@
-//! The crawl's settings, with the chapter's defaults.
+//! The crawl's settings, with the chapter's defaults: plain values, so
+//! that the lesson, which reads them, needs none of the features they set.
+
+use std::time::Duration;
 
 use regex::Regex;
 
 use crate::http::ClientConfig;
-use crate::politeness::PoliteConfig;
-use crate::traps::TrapLimits;
 
 /// Everything a [`Crawler`](crate::Crawler) needs besides its roots. The
 /// command line fills it in; tests and library users can start from
@@ -76,4 +77,56 @@ pub fn default_parse_threads() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get().saturating_sub(1))
         .max(1)
+}
+
+/// The settings: `--per-host`, `--delay`, `--max-crawl-delay`, and whether
+/// robots.txt is obeyed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoliteConfig {
+    /// Requests in flight to one host at most. Default 8, as Scrapy's
+    /// `CONCURRENT_REQUESTS_PER_DOMAIN`.
+    pub per_host: usize,
+    /// The least time between two requests to one host. With a delay, a
+    /// host gets one request at a time, and the next starts this long
+    /// after the last one ended.
+    pub delay: Duration,
+    /// A robots.txt Crawl-delay above this is cut to it. Default 30 s.
+    pub max_crawl_delay: Duration,
+    /// Fetch and obey robots.txt.
+    pub robots: bool,
+}
+
+impl Default for PoliteConfig {
+    /// No robots.txt and no per-host cap: the chapter's crawler, for unit
+    /// tests and library users. The command line's defaults are polite.
+    fn default() -> Self {
+        PoliteConfig {
+            per_host: usize::MAX,
+            delay: Duration::ZERO,
+            max_crawl_delay: Duration::from_secs(30),
+            robots: false,
+        }
+    }
+}
+
+/// The limits that end crawler traps (the `traps` module). The defaults stop
+/// every trap there and no real site.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrapLimits {
+    /// The longest URL followed, in bytes. Default 2,048.
+    pub max_url_length: usize,
+    /// How often one path segment may appear in a path. Default 3.
+    pub max_path_repetition: usize,
+    /// Distinct query strings queued for one path. Default 1,000.
+    pub max_query_variants: usize,
+}
+
+impl Default for TrapLimits {
+    fn default() -> Self {
+        TrapLimits {
+            max_url_length: 2048,
+            max_path_repetition: 3,
+            max_query_variants: 1000,
+        }
+    }
 }

@@ -40,35 +40,7 @@ use crate::seams::Work;
 use crate::skipped::SkipReason;
 use crate::stats::Exception;
 
-/// The settings: `--per-host`, `--delay`, `--max-crawl-delay`, and whether
-/// robots.txt is obeyed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PoliteConfig {
-    /// Requests in flight to one host at most. Default 8, as Scrapy's
-    /// `CONCURRENT_REQUESTS_PER_DOMAIN`.
-    pub per_host: usize,
-    /// The least time between two requests to one host. With a delay, a
-    /// host gets one request at a time, and the next starts this long
-    /// after the last one ended.
-    pub delay: Duration,
-    /// A robots.txt Crawl-delay above this is cut to it. Default 30 s.
-    pub max_crawl_delay: Duration,
-    /// Fetch and obey robots.txt.
-    pub robots: bool,
-}
-
-impl Default for PoliteConfig {
-    /// No robots.txt and no per-host cap: the chapter's crawler, for unit
-    /// tests and library users. The command line's defaults are polite.
-    fn default() -> Self {
-        PoliteConfig {
-            per_host: usize::MAX,
-            delay: Duration::ZERO,
-            max_crawl_delay: Duration::from_secs(30),
-            robots: false,
-        }
-    }
-}
+pub use crate::config::PoliteConfig;
 
 /// A host as the per-host limits count it: name (or address) and port.
 /// `http://h/` and `https://h/` on one port are one server.

@@ -273,8 +273,8 @@ impl WorkQueue for LocalQueue {
 
 /// What a wrapper of the queue uses besides its steps.
 impl LocalQueue {
-    /// Marks one URL done: what it came to is told first (the journal
-    /// writes it before the queue hears it is done).
+    /// Marks one URL done: what it came to is told first, so that those
+    /// who listen have it before the queue hears it is done.
     pub fn mark_done(&self) {
         self.records.settled();
         self.finish_one();
@@ -321,8 +321,8 @@ impl LocalQueue {
         &self.records
     }
 
-    /// Sees the URLs a piece of the crawler's own work listed (a sitemap)
-    /// as links one step from a root, found at its URL.
+    /// Sees the URLs a piece of the crawler's own work listed as links one
+    /// step from a root, found at its URL.
     pub fn add_listed(
         &self,
         work: &Work,
@@ -336,7 +336,7 @@ impl LocalQueue {
     }
 
     /// Names `work` as interrupted in the report, unless it is the
-    /// crawler's own business (a sitemap), which is in no record.
+    /// crawler's own business, which is in no record.
     pub fn skip_unfinished(&self, work: Work) {
         if work.tag.in_report() {
             self.records.record_skip(Skipped {

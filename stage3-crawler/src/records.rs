@@ -1,7 +1,7 @@
 //! What the crawl found, as it records it: the chapter's `done` list (and
 //! our skipped URLs), their numbers for the summary, and whoever hears of
 //! each record as it is made: the reports, written as the crawl goes, and
-//! the journal's [`Observer`].
+//! the journal, each an [`Observer`], as many as listen.
 
 use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
@@ -10,12 +10,6 @@ use crate::seams::{Observer, Work};
 use crate::skipped::Skipped;
 use crate::stats::FetchStatistic;
 use crate::tally::Tally;
-
-/// Someone who wants each statistic as it is recorded.
-type StatSink = Box<dyn FnMut(&FetchStatistic)>;
-
-/// Someone who wants each skipped URL as it is recorded.
-type SkipSink = Box<dyn FnMut(&Skipped)>;
 
 /// The crawl's records, and who hears of them.
 pub struct Records {
@@ -30,12 +24,9 @@ pub struct Records {
     /// Whether some root has been answered (see `any_root_fetched`).
     root_answered: Cell<bool>,
     errors: Cell<usize>,
-    /// Called with each statistic as it is recorded (JSON Lines output).
-    on_stat: RefCell<Option<StatSink>>,
-    /// Called with each skipped URL as it is recorded.
-    on_skip: RefCell<Option<SkipSink>>,
-    /// Who hears each new fact (not those taken up from an earlier run).
-    observers: Vec<Rc<dyn Observer>>,
+    /// Who hears of each record, and each new fact: any number of them
+    /// (the reports, the journal).
+    observers: RefCell<Vec<Rc<dyn Observer>>>,
 }
 
 impl Records {
@@ -50,15 +41,13 @@ impl Records {
             tally: RefCell::new(Tally::default()),
             root_answered: Cell::new(false),
             errors: Cell::new(0),
-            on_stat: RefCell::new(None),
-            on_skip: RefCell::new(None),
-            observers,
+            observers: RefCell::new(observers),
         }
     }
 
     /// `work` went on the queue.
     pub fn queued(&self, work: &Work) {
-        for observer in &self.observers {
+        for observer in self.observers.borrow().iter() {
             observer.queued(work);
         }
     }
@@ -66,28 +55,28 @@ impl Records {
     /// A URL is done: what it came to has been told. The journal writes
     /// it before the queue hears it is done.
     pub fn settled(&self) {
-        for observer in &self.observers {
+        for observer in self.observers.borrow().iter() {
             observer.settled();
         }
     }
 
     /// A URL first seen `depth` links from a root waits as too deep.
     pub fn set_aside(&self, url: &str, from: Option<&str>, depth: u32) {
-        for observer in &self.observers {
+        for observer in self.observers.borrow().iter() {
             observer.set_aside(url, from, depth);
         }
     }
 
     /// A URL waiting its level moved up to `depth`.
     pub fn moved_up(&self, url: &str, depth: u32) {
-        for observer in &self.observers {
+        for observer in self.observers.borrow().iter() {
             observer.moved_up(url, depth);
         }
     }
 
     /// Records a skipped URL, new in this run.
     pub fn record_skip(&self, skipped: Skipped) {
-        for observer in &self.observers {
+        for observer in self.observers.borrow().iter() {
             observer.skipped(&skipped);
         }
         self.keep_skip(skipped);
@@ -95,8 +84,8 @@ impl Records {
 
     /// Adds a skipped URL to the report.
     pub fn keep_skip(&self, skipped: Skipped) {
-        if let Some(on_skip) = self.on_skip.borrow_mut().as_mut() {
-            on_skip(&skipped);
+        for observer in self.observers.borrow().iter() {
+            observer.reported_skip(&skipped);
         }
         self.tally.borrow_mut().skip(&skipped);
         if self.keep {
@@ -106,7 +95,7 @@ impl Records {
 
     /// Records a statistic, new in this run.
     pub fn record_statistic(&self, stat: FetchStatistic) {
-        for observer in &self.observers {
+        for observer in self.observers.borrow().iter() {
             observer.fetched(&stat);
         }
         self.keep_statistic(stat);
@@ -123,8 +112,8 @@ impl Records {
         {
             self.root_answered.set(true);
         }
-        if let Some(on_stat) = self.on_stat.borrow_mut().as_mut() {
-            on_stat(&stat);
+        for observer in self.observers.borrow().iter() {
+            observer.reported(&stat);
         }
         self.tally.borrow_mut().stat(&stat);
         if self.keep {
@@ -132,14 +121,22 @@ impl Records {
         }
     }
 
-    /// Calls `f` with every statistic as it is recorded.
-    pub fn on_stat(&self, f: impl FnMut(&FetchStatistic) + 'static) {
-        *self.on_stat.borrow_mut() = Some(Box::new(f));
+    /// Adds `observer` to those who hear of each record and fact from
+    /// now on.
+    pub fn listen(&self, observer: Rc<dyn Observer>) {
+        self.observers.borrow_mut().push(observer);
     }
 
-    /// Calls `f` with every skipped URL as it is recorded.
+    /// Calls `f` with every statistic as it goes into the report, beside
+    /// whoever else listens.
+    pub fn on_stat(&self, f: impl FnMut(&FetchStatistic) + 'static) {
+        self.listen(Rc::new(OnStat(RefCell::new(f))));
+    }
+
+    /// Calls `f` with every skipped URL as it goes into the report, beside
+    /// whoever else listens.
     pub fn on_skip(&self, f: impl FnMut(&Skipped) + 'static) {
-        *self.on_skip.borrow_mut() = Some(Box::new(f));
+        self.listen(Rc::new(OnSkip(RefCell::new(f))));
     }
 
     /// The report's numbers so far.
@@ -170,5 +167,23 @@ impl Records {
     /// Whether some root was answered.
     pub fn any_root_fetched(&self) -> bool {
         self.root_answered.get()
+    }
+}
+
+/// A closure that hears each statistic of the report.
+struct OnStat<F>(RefCell<F>);
+
+impl<F: FnMut(&FetchStatistic)> Observer for OnStat<F> {
+    fn reported(&self, stat: &FetchStatistic) {
+        (self.0.borrow_mut())(stat);
+    }
+}
+
+/// A closure that hears each skipped URL of the report.
+struct OnSkip<F>(RefCell<F>);
+
+impl<F: FnMut(&Skipped)> Observer for OnSkip<F> {
+    fn reported_skip(&self, skipped: &Skipped) {
+        (self.0.borrow_mut())(skipped);
     }
 }

@@ -19,7 +19,6 @@ use url::Url;
 use crate::config::Config;
 use crate::host::HostRules;
 use crate::http::{Cap, Client};
-use crate::journal::Journal;
 use crate::logging::CrawlLog;
 use crate::politeness::{self, Politeness, RobotsOutcome};
 use crate::robots::{Robots, RobotsSource, product_token};
@@ -69,9 +68,12 @@ pub struct WebRules {
     sitemap_sink: RefCell<Box<dyn Fn(Work)>>,
     client: Rc<Client>,
     log: Rc<CrawlLog>,
-    /// `--state`: depths and robots.txt verdicts are facts to resume from.
-    journal: Option<Rc<Journal>>,
+    /// Who hears each robots.txt verdict (the journal, with `--state`).
+    listeners: RefCell<Vec<RobotsListener>>,
 }
+
+/// Someone who hears what each origin's robots.txt said, as it is read.
+type RobotsListener = Box<dyn Fn(&RobotsOutcome, &RobotsSource)>;
 
 impl WebRules {
     /// The rules `config` asks for, for a crawl of `roots` whose queue is
@@ -82,7 +84,6 @@ impl WebRules {
         q: &Queue<Work>,
         client: &Rc<Client>,
         log: &Rc<CrawlLog>,
-        journal: Option<Rc<Journal>>,
     ) -> WebRules {
         WebRules {
             hosts: HostRules::new(roots, config.strict),
@@ -106,8 +107,14 @@ impl WebRules {
             })),
             client: Rc::clone(client),
             log: Rc::clone(log),
-            journal,
+            listeners: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Calls `f` with what each origin's robots.txt said, as it is read
+    /// (the journal keeps it, to resume without asking again).
+    pub fn on_robots(&self, f: impl Fn(&RobotsOutcome, &RobotsSource) + 'static) {
+        self.listeners.borrow_mut().push(Box::new(f));
     }
 
     /// Sitemaps to read go to `sink` (`--max-depth` holds level 0 open for
@@ -143,8 +150,8 @@ impl WebRules {
         let fetch = fetch_robots(&self.client, robots_url, token, self.max_tries, &self.log);
         match catch_unwind(fetch).await {
             Ok(RobotsFetch::Known(robots, outcome, source)) => {
-                if let Some(journal) = &self.journal {
-                    journal.robots(&outcome, &source);
+                for listener in self.listeners.borrow().iter() {
+                    listener(&outcome, &source);
                 }
                 // The report lists every origin's verdict; the log need
                 // not, unless asked (-v).

@@ -208,10 +208,16 @@ pub trait Rules {
 // ANCHOR_END: rules
 
 // ANCHOR: observer
-/// Who hears what happened: each fact of the crawl as it happens (the
-/// journal, which makes a crawl resumable). The report's own records are
-/// kept by the lesson; every method defaults to not listening.
+/// Who hears what happened: each record as it goes into the report (the
+/// JSON Lines and text reports, written as the crawl goes), and each new
+/// fact of the crawl as it happens (the journal, which makes a crawl
+/// resumable). Any number listen; every method defaults to not listening.
 pub trait Observer {
+    /// A statistic went into the report: new, or taken up from an earlier
+    /// run.
+    fn reported(&self, _stat: &FetchStatistic) {}
+    /// A skipped URL went into the report: new, or taken up.
+    fn reported_skip(&self, _skipped: &Skipped) {}
     /// `work` went on the queue.
     fn queued(&self, _work: &Work) {}
     /// A URL was fetched (or failed).

@@ -20,26 +20,7 @@ use url::{Position, Url};
 
 use crate::skipped::SkipReason;
 
-/// The limits. The defaults stop every trap above and no real site.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TrapLimits {
-    /// The longest URL followed, in bytes. Default 2,048.
-    pub max_url_length: usize,
-    /// How often one path segment may appear in a path. Default 3.
-    pub max_path_repetition: usize,
-    /// Distinct query strings queued for one path. Default 1,000.
-    pub max_query_variants: usize,
-}
-
-impl Default for TrapLimits {
-    fn default() -> Self {
-        TrapLimits {
-            max_url_length: 2048,
-            max_path_repetition: 3,
-            max_query_variants: 1000,
-        }
-    }
-}
+pub use crate::config::TrapLimits;
 
 // ANCHOR: traps
 /// The limits, and how many query variants each path has had queued.

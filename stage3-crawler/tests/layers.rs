@@ -1,6 +1,8 @@
 //! Stage 3's modules import one another in one direction only: the seams
-//! at the bottom, the lesson (`crawling`) above them, the real web's
-//! features beside the lesson, and the program on top. Read from the
+//! at the bottom, the lesson (`crawling`, and its queue in memory) above
+//! them, the real web's features beside the lesson, and the program on
+//! top. Neither the lesson nor the seams reach a feature, and no feature
+//! reaches the lesson's crawler. Read from the
 //! source as text, the way `shared/tools/module-cycles` reads it: a
 //! `crate::NAME` anywhere in a module (a `use`, a path, a doc link) is an
 //! arrow to NAME, and a folder counts as its parent module.
@@ -104,23 +106,8 @@ fn the_features_do_not_know_the_lesson() {
     let graph = src();
     // The lesson, and the program and assembly that sit on top of it.
     let above = ["crawling", "assembly", "program", "progress"];
-    let features = [
-        "seams",
-        "http",
-        "politeness",
-        "robots",
-        "robots_fetch",
-        "depth",
-        "traps",
-        "sitemap",
-        "archive",
-        "warc",
-        "journal",
-        "frontier",
-        "reporting",
-        "tally",
-    ];
-    for feature in features {
+    let features = FEATURES.iter().chain(&["seams", "http", "tally"]);
+    for &feature in features {
         let Some(_) = graph.get(feature) else {
             panic!("no module {feature}");
         };
@@ -132,6 +119,66 @@ fn the_features_do_not_know_the_lesson() {
             );
         }
     }
+}
+
+/// The real web's features: each plugs into a seam, and the lesson and
+/// the seams know none of them.
+const FEATURES: [&str; 16] = [
+    "politeness",
+    "robots",
+    "robots_fetch",
+    "rules",
+    "turns",
+    "depth",
+    "traps",
+    "sitemap",
+    "sitemaps",
+    "archive",
+    "warc",
+    "journal",
+    "frontier",
+    "shared",
+    "reporting",
+    "external_sort",
+];
+
+/// The features that `module` reaches, directly or through others.
+fn features_reached(graph: &Graph, module: &str) -> Vec<String> {
+    let reached = reach(graph, module);
+    FEATURES
+        .iter()
+        .filter(|f| reached.contains(**f))
+        .map(|f| f.to_string())
+        .collect()
+}
+
+#[test]
+fn the_lesson_and_the_seams_know_no_feature() {
+    let graph = src();
+    for feature in FEATURES {
+        assert!(graph.contains_key(feature), "no module {feature}");
+    }
+    for lesson in ["crawling", "queue", "seams", "records"] {
+        let reached = features_reached(&graph, lesson);
+        assert!(
+            reached.is_empty(),
+            "{lesson} reaches {reached:?} (directly or through others)"
+        );
+    }
+}
+
+#[test]
+fn the_check_sees_a_lesson_that_reaches_a_feature() {
+    // The lesson imports a module that imports a feature: caught, however
+    // far the feature is.
+    let mut graph = Graph::new();
+    let edges = [("crawling", "config"), ("config", "politeness")];
+    for (from, to) in edges {
+        graph.entry(from.into()).or_default().insert(to.into());
+        graph.entry(to.into()).or_default();
+    }
+    assert_eq!(features_reached(&graph, "crawling"), ["politeness"]);
+    assert!(features_reached(&graph, "politeness").is_empty());
 }
 
 #[test]
