@@ -109,7 +109,7 @@ impl Crawler {
         self.features().is_some_and(|p| p.local.is_none())
     }
 
-    /// Why a shared crawl stopped before its end ([`Outcome::FrontierLost`]).
+    /// Why a shared crawl stopped before its end ([`Outcome::Lost`]).
     pub fn stopped_by(&self) -> Option<String> {
         self.queue().stopped_by()
     }

@@ -1,4 +1,4 @@
-// ANCHOR: module
+// ANCHOR: crawler
 //! The crawler: `max_tasks` workers on a joinable queue, the chapter's
 //! `Crawler` class (`crawling.py`).
 //!
@@ -46,9 +46,7 @@ use crate::skipped::SkipReason;
 use crate::stats::{Exception, FetchStatistic};
 
 mod access;
-// ANCHOR_END: module
 
-// ANCHOR: crawler
 /// The crawl: its settings, its queue, its workers' shared state, and what
 /// it found.
 pub struct Crawler {
@@ -73,9 +71,7 @@ pub struct Crawler {
     /// lesson never looks.
     plugged: Option<Rc<dyn Any>>,
 }
-// ANCHOR_END: crawler
 
-// ANCHOR: assemble
 /// What a crawler is made of besides its settings: the seams' choices.
 pub struct Parts {
     /// The crawl's queue, with its first URLs on it.
@@ -111,7 +107,7 @@ impl Crawler {
         })
     }
 }
-// ANCHOR_END: assemble
+// ANCHOR_END: crawler
 
 // ANCHOR: crawl
 impl Crawler {
@@ -154,9 +150,7 @@ impl Crawler {
         outcome
     }
 }
-// ANCHOR_END: crawl
 
-// ANCHOR: work
 impl Crawler {
     /// One worker: take a URL, fetch it, mark it done, forever. Nothing that
     /// happens to one URL can end the loop, or `join` would wait forever for
@@ -181,7 +175,7 @@ impl Crawler {
         }
     }
 }
-// ANCHOR_END: work
+// ANCHOR_END: crawl
 
 // ANCHOR: fetch
 impl Crawler {
@@ -242,9 +236,7 @@ fn failure_statistic(url: &Url, error: &FetchError) -> FetchStatistic {
     }
     stat
 }
-// ANCHOR_END: fetch
 
-// ANCHOR: follow_redirect
 /// The statuses the chapter treats as redirects, plus 308, which came later.
 fn is_redirect(status: u16) -> bool {
     matches!(status, 300 | 301 | 302 | 303 | 307 | 308)
@@ -297,7 +289,7 @@ impl Crawler {
         }
     }
 }
-// ANCHOR_END: follow_redirect
+// ANCHOR_END: fetch
 
 // ANCHOR: parse_links
 /// Media types whose bodies we search for links.
@@ -375,9 +367,7 @@ impl Crawler {
         (stat, next)
     }
 }
-// ANCHOR_END: parse_links
 
-// ANCHOR: url_allowed
 impl Crawler {
     /// Why a link may not be followed, if it may not: the rules' answer
     /// (not on one of the roots' hosts, excluded, not http or https, a
@@ -391,4 +381,4 @@ impl Crawler {
         self.refusal(url).is_none()
     }
 }
-// ANCHOR_END: url_allowed
+// ANCHOR_END: parse_links

@@ -214,7 +214,7 @@ impl WorkQueue for Levels {
             // resumption.
             match outcome {
                 Outcome::Completed => records.record_skip(skipped),
-                Outcome::Interrupted | Outcome::FrontierLost => records.keep_skip(skipped),
+                Outcome::Interrupted | Outcome::Lost => records.keep_skip(skipped),
             }
         }
         unfinished.extend(limit.take_deferred());

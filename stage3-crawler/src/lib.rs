@@ -3,12 +3,15 @@
 //!
 //! | module | what it holds | the chapter's counterpart |
 //! |---|---|---|
-//! | [`crawling`] | `Crawler`: the queue, the workers, `fetch`, redirects, retries | `crawling.py` |
-//! | [`seams`] | where the real web plugs into the lesson: `Rules`, `Frontier`, `Observer` | (ours) |
-//! | [`rules`] | the real web's `Rules`: hosts, traps, depth, robots.txt, per-host limits, sitemaps | `Crawler.host_okay`, and ours |
+//! | [`crawling`] | `Crawler`: the workers, `fetch`, redirects, retries | `crawling.py` |
+//! | [`queue`] | the lesson's queue and its seen set, `add_url` | `Crawler.q`, `seen_urls`, `add_url` |
+//! | [`seams`] | where the real web plugs into the lesson: `WorkQueue`, `Rules`, `Observer` | (ours) |
+//! | [`rules`] | the real web's `Rules`: hosts, traps, robots.txt; admission by host; sitemaps read | `Crawler.host_okay`, and ours |
+//! | [`turns`] | a queue whose URLs wait their host's turn | (ours) |
+//! | [`sitemaps`] | a queue whose sitemaps are read between pages | (ours) |
 //! | [`records`] | the report's records, and who hears of them | `Crawler.done` |
 //! | [`assembly`] | a crawler built from its settings, features plugged in | (ours) |
-//! | [`depth`] | `--max-depth`, exact under concurrency: level by level | (ours) |
+//! | [`depth`] | `--max-depth`, exact under concurrency: the lesson's queue level by level | (ours) |
 //! | [`host`] | strict and lenient host rules | `Crawler.host_okay` |
 //! | [`http`] | an HTTP/1.1 client with a keep-alive pool and TLS (rustls) | aiohttp's `ClientSession` |
 //! | [`charset`] | which encoding a page is in | aiohttp's `response.text()` |

@@ -340,7 +340,7 @@ fn crawl(
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
     }
-    if let (Outcome::FrontierLost, Some(url)) = (outcome, &args.frontier) {
+    if let (Outcome::Lost, Some(url)) = (outcome, &args.frontier) {
         eprintln!(
             "Stopped: {}. The crawl's state is in Redis: run the command again to go on with it.",
             crawler
@@ -394,7 +394,7 @@ fn crawl(
     }
     Ok(if outcome == Outcome::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
-    } else if outcome == Outcome::FrontierLost {
+    } else if outcome == Outcome::Lost {
         ExitCode::FAILURE
     } else if crawler.is_shared() {
         // Another process may have fetched the roots.

@@ -18,7 +18,7 @@ use crate::seams::{Found, Next, Outcome, Pending, Rules, Tag, Work, WorkQueue};
 use crate::seen::SeenUrls;
 use crate::skipped::{SkipReason, Skipped};
 
-// ANCHOR: local_queue
+// ANCHOR: add_url
 /// The queue, and every URL it has seen.
 pub struct LocalQueue {
     /// What to fetch, how many redirects it may still follow, and from where.
@@ -38,7 +38,6 @@ pub struct LocalQueue {
     records: Rc<Records>,
     log: Rc<CrawlLog>,
 }
-// ANCHOR_END: local_queue
 
 /// What seeing a URL came to.
 #[derive(Debug, PartialEq, Eq)]
@@ -73,7 +72,6 @@ impl LocalQueue {
     }
 }
 
-// ANCHOR: add_url
 impl LocalQueue {
     /// A URL the crawl has come across, in a page (`from`) or as a root,
     /// with `max_redirect` redirects left. The first time it is seen it is
@@ -199,9 +197,7 @@ impl LocalQueue {
         }
     }
 }
-// ANCHOR_END: keep_found
 
-// ANCHOR: task_done
 impl WorkQueue for LocalQueue {
     fn get(&self) -> Pending<'_, Work> {
         Box::pin(self.q.get())
@@ -245,7 +241,7 @@ impl WorkQueue for LocalQueue {
         }
         Box::pin(std::future::ready(()))
     }
-    // ANCHOR_END: task_done
+    // ANCHOR_END: keep_found
 
     fn is_new(&self, url: &Url) -> bool {
         !self.seen_urls.borrow().contains(url.as_str())

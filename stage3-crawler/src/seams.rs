@@ -21,6 +21,7 @@ use url::Url;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 
+// ANCHOR: queue
 /// One URL on the queue: what the chapter's queue holds, the URL and the
 /// redirects it may still follow, and where it was found; and a [`Tag`],
 /// which the lesson carries and never reads.
@@ -36,6 +37,88 @@ pub struct Work {
     /// What the queue that made this work keeps with it.
     pub tag: Tag,
 }
+
+/// How a crawl ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every URL queued was fetched (or failed for good).
+    Completed,
+    /// The interrupt future passed to `Crawler::crawl_until` fired first.
+    Interrupted,
+    /// The queue could not go on ([`WorkQueue::stopped_by`] says why);
+    /// what was done is kept where the queue keeps it.
+    Lost,
+}
+
+/// What fetching one URL found: its statistic, and where it leads.
+pub struct Found {
+    /// The record of the fetch.
+    pub stat: FetchStatistic,
+    /// Where it leads.
+    pub next: Next,
+}
+
+/// Where a fetched URL leads.
+pub enum Next {
+    /// Nowhere: a failure, or a page that is not searched for links.
+    Nothing,
+    /// A redirect's target.
+    Redirect(Url),
+    /// A page's links, followed or not: each is seen, and accounted for,
+    /// whatever its scheme; and its hrefs that are not URLs at all, as
+    /// written (cut to `--max-url-length`), each reported `invalid-url`.
+    Links {
+        /// The URLs, in page order.
+        links: Vec<Url>,
+        /// The hrefs no URL parser accepts.
+        invalid: Vec<String>,
+    },
+}
+
+impl Found {
+    /// A fetch that leads nowhere.
+    pub fn nothing(stat: FetchStatistic) -> Found {
+        Found {
+            stat,
+            next: Next::Nothing,
+        }
+    }
+}
+
+/// The crawl's queue, as the chapter's `asyncio.Queue` is to its crawler:
+/// workers `get` a URL and mark it `task_done`, and `crawl` waits in
+/// `join`. Ours is told, with `task_done`, what the fetch found, and puts
+/// where it leads on itself: a queue owns its seen set, and decides what
+/// is new. The lesson's queue keeps both in memory (`queue.rs`); what the
+/// real web adds wraps it, or replaces it, behind these same methods.
+pub trait WorkQueue {
+    /// The next URL to fetch, when there is one.
+    fn get(&self) -> Pending<'_, Work>;
+    /// `work` was fetched, and `found` is what came of it: record it, put
+    /// where it leads on the queue, and mark `work` done.
+    fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()>;
+    /// Waits until every URL put on the queue is done
+    /// ([`Outcome::Completed`]), or the queue cannot go on.
+    fn join(&self) -> Pending<'_, Outcome>;
+    /// The crawl is over, and `unfinished` were being fetched (none, if it
+    /// completed): account for what the queue still holds.
+    fn close(&self, outcome: Outcome, unfinished: Vec<Work>) -> Pending<'_, ()>;
+    /// Whether a link was never seen before, as far as this process knows.
+    fn is_new(&self, url: &Url) -> bool;
+    /// URLs queued and not yet taken by a worker.
+    fn qsize(&self) -> usize;
+    /// `work` will not be fetched, for `reason`: record it, and mark it done.
+    fn skip(&self, work: Work, reason: SkipReason) -> Pending<'_, ()>;
+    /// `work` was the crawler's own business, not a page: the URLs it
+    /// listed (`None`: none) are seen as links one step from a root, and
+    /// it is done, in no record.
+    fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()>;
+    /// Why the queue could not go on, if it could not.
+    fn stopped_by(&self) -> Option<String> {
+        None
+    }
+}
+// ANCHOR_END: queue
 
 /// What a queue keeps with a piece of work, opaque to the lesson, which
 /// only asks for the tag of a page's links ([`Tag::link`]) and passes a
@@ -92,93 +175,8 @@ impl Tag {
     }
 }
 
-/// How a crawl ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Every URL queued was fetched (or failed for good).
-    Completed,
-    /// The interrupt future passed to `Crawler::crawl_until` fired first.
-    Interrupted,
-    /// The shared frontier's Redis was lost for good
-    /// ([`WorkQueue::stopped_by`] says why); the crawl's state stays there.
-    FrontierLost,
-}
-
 /// A future a seam hands back, boxed so that a trait object can return it.
 pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
-
-/// What fetching one URL found: its statistic, and where it leads.
-pub struct Found {
-    /// The record of the fetch.
-    pub stat: FetchStatistic,
-    /// Where it leads.
-    pub next: Next,
-}
-
-/// Where a fetched URL leads.
-pub enum Next {
-    /// Nowhere: a failure, or a page that is not searched for links.
-    Nothing,
-    /// A redirect's target.
-    Redirect(Url),
-    /// A page's links, followed or not: each is seen, and accounted for,
-    /// whatever its scheme; and its hrefs that are not URLs at all, as
-    /// written (cut to `--max-url-length`), each reported `invalid-url`.
-    Links {
-        /// The URLs, in page order.
-        links: Vec<Url>,
-        /// The hrefs no URL parser accepts.
-        invalid: Vec<String>,
-    },
-}
-
-impl Found {
-    /// A fetch that leads nowhere.
-    pub fn nothing(stat: FetchStatistic) -> Found {
-        Found {
-            stat,
-            next: Next::Nothing,
-        }
-    }
-}
-
-// ANCHOR: queue
-/// The crawl's queue, as the chapter's `asyncio.Queue` is to its crawler:
-/// workers `get` a URL and mark it `task_done`, and `crawl` waits in
-/// `join`. Ours is told, with `task_done`, what the fetch found, and puts
-/// where it leads on itself: a queue owns its seen set, so that a queue in
-/// memory (the lesson's) and one shared by many processes (in Redis) each
-/// decide what is new. What the real web adds wraps the lesson's queue:
-/// a URL handed out only when its host may be asked, level by level for
-/// `--max-depth`, sitemaps read between pages.
-pub trait WorkQueue {
-    /// The next URL to fetch, when there is one.
-    fn get(&self) -> Pending<'_, Work>;
-    /// `work` was fetched, and `found` is what came of it: record it, put
-    /// where it leads on the queue, and mark `work` done.
-    fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()>;
-    /// Waits until every URL put on the queue is done
-    /// ([`Outcome::Completed`]), or the queue cannot go on.
-    fn join(&self) -> Pending<'_, Outcome>;
-    /// The crawl is over, and `unfinished` were being fetched (none, if it
-    /// completed): account for what the queue still holds.
-    fn close(&self, outcome: Outcome, unfinished: Vec<Work>) -> Pending<'_, ()>;
-    /// Whether a link was never seen before, as far as this process knows.
-    fn is_new(&self, url: &Url) -> bool;
-    /// URLs queued and not yet taken by a worker.
-    fn qsize(&self) -> usize;
-    /// `work` will not be fetched, for `reason`: record it, and mark it done.
-    fn skip(&self, work: Work, reason: SkipReason) -> Pending<'_, ()>;
-    /// `work` was the crawler's own business (a sitemap), not a page: the
-    /// URLs it listed (`None`: it was not read) are seen as links one step
-    /// from a root, and it is done, in no record.
-    fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()>;
-    /// Why the queue could not go on, if it could not.
-    fn stopped_by(&self) -> Option<String> {
-        None
-    }
-}
-// ANCHOR_END: queue
 
 // ANCHOR: rules
 /// Whether a URL may be followed: asked when a URL is first seen, and when

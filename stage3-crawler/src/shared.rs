@@ -744,6 +744,7 @@ impl Crawl for Local {
     }
 }
 
+// ANCHOR: shared_queue
 /// The crawl's queue when `--frontier` is given: Redis feeds this
 /// process's queue, and hears what became of each URL it fed.
 pub struct SharedQueue {
@@ -791,13 +792,15 @@ impl WorkQueue for SharedQueue {
                 runtime::Either::Left(Err(e)) => {
                     crawl.log().error(format_args!("{e}"));
                     *shared.stopped_by.borrow_mut() = Some(e.to_string());
-                    Outcome::FrontierLost
+                    Outcome::Lost
                 }
                 runtime::Either::Right(runtime::Either::Left(never))
                 | runtime::Either::Right(runtime::Either::Right(never)) => match never {},
             }
         })
     }
+
+    // ANCHOR_END: shared_queue
 
     fn close(&self, outcome: Outcome, unfinished: Vec<Work>) -> Pending<'_, ()> {
         Box::pin(async move {
