@@ -32,7 +32,7 @@ use std::thread::JoinHandle;
 use std::time::SystemTime;
 
 use crate::http::{Exchange, HearExchanges};
-use crate::warc::{Info, Parsed, Records};
+use crate::warc::{Info, Parsed, RecordWriter};
 
 /// Exchanges waiting for an archiver before a worker has to wait too.
 pub const BACKLOG: usize = 32;
@@ -145,7 +145,7 @@ impl Archive {
     /// so that readers never meet it. Returns the archive, whose writer
     /// begins with a new `warcinfo` record for this run, and what the file
     /// already held.
-    pub fn reopen(path: &Path, info: &Info) -> io::Result<(Archive, Held)> {
+    pub fn reopen(path: &Path, info: &Info) -> io::Result<(Archive, Reopened)> {
         let named = |e: io::Error| {
             io::Error::new(
                 e.kind(),
@@ -154,7 +154,7 @@ impl Archive {
         };
         let mut file = match OpenOptions::new().read(true).write(true).open(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok((Archive::create(path, info)?, Held::default()));
+                return Ok((Archive::create(path, info)?, Reopened::default()));
             }
             opened => opened.map_err(named)?,
         };
@@ -169,7 +169,7 @@ impl Archive {
     /// go, and starts the archivers. A failure to write it is kept for
     /// `finish`, like any write error.
     fn start(path: &Path, file: File, info: &Info) -> io::Result<Archive> {
-        let records = Arc::new(Records::new(is_gzip(path)));
+        let records = Arc::new(RecordWriter::new(is_gzip(path)));
         let mut out = BufWriter::with_capacity(64 * 1024, file);
         let failed = records
             .warcinfo(info, SystemTime::now(), &mut out)
@@ -309,7 +309,7 @@ impl Drop for Archive {
 /// any lock, then take the file and write them whole, flushed before the
 /// next exchange's begin, so a crash tears at most the exchange being
 /// written. Returns once the queue is closed and empty.
-fn archiver(shared: &Arc<Shared>, records: &Records) {
+fn archiver(shared: &Arc<Shared>, records: &RecordWriter) {
     loop {
         let exchange = {
             let mut handoff = lock(&shared.handoff);
@@ -386,7 +386,7 @@ fn sync_beside(file: Arc<File>, shared: &Arc<Shared>) {
 
 /// What an archive held when a crawl resumed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Held {
+pub struct Reopened {
     /// The length of its complete records: where the torn one, if any,
     /// began.
     pub good: u64,
@@ -411,11 +411,11 @@ fn is_gzip(path: &Path) -> bool {
 /// starts somewhere after it, cutting would throw good records away, so
 /// the file is refused (with nothing whole after it, it is a tail of
 /// garbage, such as the zeros a power cut can leave, and is cut off).
-fn scan(file: &File, gzip: bool) -> io::Result<Held> {
+fn scan(file: &File, gzip: bool) -> io::Result<Reopened> {
     let len = file.metadata()?.len();
     let mut reader = BufReader::new(ReadAt { file, pos: 0 });
     let at = |r: &BufReader<ReadAt<'_>>| r.get_ref().pos - r.buffer().len() as u64;
-    let mut held = Held::default();
+    let mut held = Reopened::default();
     while at(&reader) < len {
         let Some(record) = next_record(&mut reader, gzip)? else {
             break;

@@ -167,11 +167,7 @@ impl WorkQueue for Levels {
         Box::pin(async {
             loop {
                 let work = self.local.get().await;
-                // A sitemap is read in level 0, where it was queued.
-                if work.tag.sitemap {
-                    return work;
-                }
-                if let Some(work) = self.limit.borrow_mut().may_start(work) {
+                if let Some(work) = self.readmit(work) {
                     return work;
                 }
             }
@@ -238,12 +234,26 @@ impl WorkQueue for Levels {
     }
 
     fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()> {
-        self.local
-            .add_listed(&work, listed, |url, from, max_redirect, tag| {
-                self.add_url(url, from, max_redirect, tag)
+        Box::pin(async move {
+            // Guarded, as `task_done` is.
+            let added = catch_unwind(async {
+                self.local
+                    .add_listed(&work, listed, |url, from, max_redirect, tag| {
+                        self.add_url(url, from, max_redirect, tag)
+                    })
             });
-        self.mark_done(work.tag.depth);
-        Box::pin(std::future::ready(()))
+            if let Err(panic) = added.await {
+                self.log.error(format_args!(
+                    "recording what {} led to panicked: {panic}",
+                    work.url
+                ));
+            }
+            self.mark_done(work.tag.depth);
+        })
+    }
+
+    fn readmit(&self, work: Work) -> Option<Work> {
+        self.limit.borrow_mut().may_start(work)
     }
 }
 
@@ -332,8 +342,12 @@ impl DepthLimit {
     // ANCHOR: may_start
     /// A worker took `work` from the queue. Returns it, with its depth
     /// brought up to date, if its level is the one in progress; otherwise
-    /// keeps it until that level's turn.
+    /// keeps it until that level's turn. A sitemap is read in level 0,
+    /// where it was queued.
     pub fn may_start(&mut self, mut work: Work) -> Option<Work> {
+        if work.tag.sitemap {
+            return Some(work);
+        }
         let key = work.url.as_str();
         let depth = self.waiting.get(key).copied().unwrap_or(work.tag.depth);
         work.tag.depth = depth;

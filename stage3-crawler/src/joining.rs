@@ -39,7 +39,7 @@ const CONNECTIONS: usize = 4;
 
 /// The options every process of a shared crawl applies alike.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rules {
+pub struct SharedRules {
     lenient: bool,
     exclude: Option<String>,
     max_pages: Option<u64>,
@@ -66,13 +66,13 @@ pub struct Rules {
 struct Identity {
     format: u32,
     roots: Vec<String>,
-    rules: Rules,
+    rules: SharedRules,
 }
 
-impl Rules {
+impl SharedRules {
     /// The rules `args` ask for.
-    pub fn of(args: &Args) -> Rules {
-        Rules {
+    pub fn of(args: &Args) -> SharedRules {
+        SharedRules {
             lenient: args.lenient,
             exclude: args.exclude.as_ref().map(|r| r.as_str().to_string()),
             max_pages: args.max_pages,
@@ -157,7 +157,7 @@ impl Rules {
 
     /// The options given on the command line (`explicit`) that differ
     /// from the crawl's, in words.
-    fn conflicts(&self, crawl: &Rules, explicit: &[String]) -> Vec<String> {
+    fn conflicts(&self, crawl: &SharedRules, explicit: &[String]) -> Vec<String> {
         self.each()
             .into_iter()
             .zip(crawl.each())
@@ -275,7 +275,7 @@ pub async fn join(args: &Args, url: &RedisUrl) -> io::Result<Joined> {
     let ours = Identity {
         format: FORMAT,
         roots: args.roots.iter().map(Url::to_string).collect(),
-        rules: Rules::of(args),
+        rules: SharedRules::of(args),
     };
     let existing = if args.roots.is_empty() {
         Some(wait_for_crawl(&frontier, url).await?)
@@ -492,15 +492,15 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn rules() -> Rules {
-        Rules::of(&Args::try_parse_from(["c", "x.org"]).unwrap())
+    fn rules() -> SharedRules {
+        SharedRules::of(&Args::try_parse_from(["c", "x.org"]).unwrap())
     }
 
     #[test]
     fn rules_no_command_line_could_set_are_refused() {
         let args = Args::try_parse_from(["c", "x.org"]).unwrap();
         assert!(rules().apply(&args).is_ok());
-        let refused = |change: fn(&mut Rules)| {
+        let refused = |change: fn(&mut SharedRules)| {
             let mut r = rules();
             change(&mut r);
             let err = r.apply(&args).unwrap_err();

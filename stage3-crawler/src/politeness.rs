@@ -85,7 +85,7 @@ struct HostSlot {
 
 /// What a worker does with the URL it took from the queue.
 #[derive(Debug)]
-pub enum Admission {
+pub enum Turn {
     /// Fetch it now: a slot of its host is taken; call
     /// [`Politeness::finish`] after.
     Fetch(Work),
@@ -104,7 +104,7 @@ pub enum Admission {
 /// The robots.txt gate lets a URL on to its host, or decides for it.
 enum Gate {
     Pass(Work),
-    Stop(Admission),
+    Stop(Turn),
 }
 
 /// The per-host state of a crawl. It shares the crawl's queue, to put
@@ -147,7 +147,7 @@ impl Politeness {
 
     // ANCHOR: admit
     /// Decides what happens to a URL a worker took from the queue.
-    pub fn admit(&self, work: Work) -> Admission {
+    pub fn admit(&self, work: Work) -> Turn {
         if !self.config.robots {
             return self.host_gate(work);
         }
@@ -169,27 +169,27 @@ impl Politeness {
                 let mut robots_url = work.url.clone();
                 robots_url.set_path("/robots.txt");
                 robots_url.set_query(None);
-                Gate::Stop(Admission::FetchRobots(work, robots_url))
+                Gate::Stop(Turn::FetchRobots(work, robots_url))
             }
             Some(RobotsState::Fetching(waiting)) => {
                 waiting.push(work);
-                Gate::Stop(Admission::Parked)
+                Gate::Stop(Turn::Parked)
             }
             Some(RobotsState::Known(robots)) if !robots.is_allowed(&work.url) => {
-                Gate::Stop(Admission::Skip(work, SkipReason::Robots))
+                Gate::Stop(Turn::Skip(work, SkipReason::Robots))
             }
             Some(RobotsState::Known(_)) => Gate::Pass(work),
-            Some(RobotsState::Unreachable(e)) => Gate::Stop(Admission::Fail(work, e.clone())),
+            Some(RobotsState::Unreachable(e)) => Gate::Stop(Turn::Fail(work, e.clone())),
         }
     }
 
     /// Then the host's slots and its delay. A host's URLs start in the
     /// order they arrived: if some are parked, the oldest goes, and this
     /// one joins the end of the line.
-    fn host_gate(&self, work: Work) -> Admission {
+    fn host_gate(&self, work: Work) -> Turn {
         let Some(key) = host_key(&work.url) else {
             // No host: the client will refuse it with a clear error.
-            return Admission::Fetch(work);
+            return Turn::Fetch(work);
         };
         let now = runtime::now();
         let mut state = self.state.borrow_mut();
@@ -200,7 +200,7 @@ impl Politeness {
         if slot.active >= slot.capacity(self.config.per_host) || slot.waiting_for_delay(now) {
             slot.parked.push_back(work);
             self.arm_timer(&key, slot, now);
-            return Admission::Parked;
+            return Turn::Parked;
         }
         let work = match slot.parked.pop_front() {
             Some(oldest) => {
@@ -214,7 +214,7 @@ impl Politeness {
         if !slot.parked.is_empty() {
             self.arm_timer(&key, slot, now);
         }
-        Admission::Fetch(work)
+        Turn::Fetch(work)
     }
     // ANCHOR_END: admit
 

@@ -259,11 +259,21 @@ impl WorkQueue for LocalQueue {
     }
 
     fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()> {
-        self.add_listed(&work, listed, |url, from, max_redirect, tag| {
-            self.add_url(url, from, max_redirect, tag)
-        });
-        self.mark_done();
-        Box::pin(std::future::ready(()))
+        Box::pin(async move {
+            // Guarded, as `task_done` is.
+            let added = catch_unwind(async {
+                self.add_listed(&work, listed, |url, from, max_redirect, tag| {
+                    self.add_url(url, from, max_redirect, tag)
+                })
+            });
+            if let Err(panic) = added.await {
+                self.log.error(format_args!(
+                    "recording what {} led to panicked: {panic}",
+                    work.url
+                ));
+            }
+            self.mark_done();
+        })
     }
 }
 

@@ -384,21 +384,21 @@ impl WebRules {
     /// What a worker does with `work`, taken from the queue.
     pub fn admit(&self, work: Work) -> Admission<'_> {
         match self.polite.admit(work) {
-            politeness::Admission::Fetch(work) => Admission::Fetch(work),
-            politeness::Admission::Parked => Admission::Parked,
-            politeness::Admission::FetchRobots(work, robots_url) => {
+            politeness::Turn::Fetch(work) => Admission::Fetch(work),
+            politeness::Turn::Parked => Admission::Parked,
+            politeness::Turn::FetchRobots(work, robots_url) => {
                 let learn = self.learn_robots(work.url.clone(), robots_url);
                 Admission::After(work, Box::pin(learn))
             }
-            politeness::Admission::Skip(work, _) | politeness::Admission::Fail(work, _)
+            politeness::Turn::Skip(work, _) | politeness::Turn::Fail(work, _)
                 if work.tag.sitemap =>
             {
                 self.log
                     .info(format_args!("not reading sitemap {}: robots.txt", work.url));
                 Admission::Dropped(work)
             }
-            politeness::Admission::Skip(work, reason) => Admission::Skip(work, reason),
-            politeness::Admission::Fail(work, exception) => Admission::Fail(work, exception),
+            politeness::Turn::Skip(work, reason) => Admission::Skip(work, reason),
+            politeness::Turn::Fail(work, exception) => Admission::Fail(work, exception),
         }
     }
 

@@ -113,6 +113,12 @@ pub trait WorkQueue {
     /// listed (`None`: none) are seen as links one step from a root, and
     /// it is done, in no record.
     fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()>;
+    /// Whether `work`, handed out by `get` and then held back a while by
+    /// a queue around this one, may still start now: it comes back if so;
+    /// if not, this queue keeps it, and its `task_done` comes later.
+    fn readmit(&self, work: Work) -> Option<Work> {
+        Some(work)
+    }
     /// Why the queue could not go on, if it could not.
     fn stopped_by(&self) -> Option<String> {
         None

@@ -468,7 +468,8 @@ impl Shared {
     /// this process's report.
     async fn complete_fetched(&self, crawl: &impl Crawl, work: &Work, found: Found) {
         if work.tag.sitemap {
-            // Reading it panicked (see `fetch_work`): nothing was read.
+            // A sitemap fetched as a page (a queue with no SitemapReader
+            // around it): its pages were not read.
             return self.complete_sitemap(crawl, work, None).await;
         }
         let Found { mut stat, next } = found;

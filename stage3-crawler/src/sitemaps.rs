@@ -43,7 +43,7 @@ impl WorkQueue for SitemapReader {
                     Ok(pages) => Some(pages),
                     Err(panic) => {
                         self.log
-                            .error(format_args!("reading sitemap {url} panicked: {panic}"));
+                            .error(format_args!("fetching {url} panicked: {panic}"));
                         None
                     }
                 };
@@ -79,6 +79,10 @@ impl WorkQueue for SitemapReader {
 
     fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()> {
         self.inner.done_listing(work, listed)
+    }
+
+    fn readmit(&self, work: Work) -> Option<Work> {
+        self.inner.readmit(work)
     }
 
     fn stopped_by(&self) -> Option<String> {

@@ -52,7 +52,9 @@ impl Turns {
                     self.waiting.borrow_mut().push(waits.clone());
                     first.await;
                     self.waiting.borrow_mut().retain(|w| w.url != waits.url);
-                    work = waits;
+                    // While it waited, the queue it came from may have
+                    // changed its mind (a new sitemap reopened a level).
+                    work = self.inner.readmit(waits)?;
                 }
                 Admission::Dropped(work) => {
                     self.inner.done_listing(work, None).await;
@@ -135,6 +137,10 @@ impl WorkQueue for Turns {
             self.inner.done_listing(work, listed).await;
             self.finish(&url);
         })
+    }
+
+    fn readmit(&self, work: Work) -> Option<Work> {
+        self.inner.readmit(work)
     }
 
     fn stopped_by(&self) -> Option<String> {

@@ -48,22 +48,22 @@ pub struct Info {
     pub user_agent: String,
 }
 
-/// The gzip level of a `.warc.gz` (see [`Records::new`]).
+/// The gzip level of a `.warc.gz` (see [`RecordWriter::new`]).
 pub const GZIP_LEVEL: u32 = 6;
 
 /// The records of one file: they share the `warcinfo` record's id.
 #[derive(Debug)]
-pub struct Records {
+pub struct RecordWriter {
     warcinfo_id: String,
     gzip: bool,
 }
 
-impl Records {
+impl RecordWriter {
     /// The maker of one file's records. With `gzip`, each record is a gzip
     /// member of its own, so that a reader can seek to any record (the
     /// `.warc.gz` convention).
-    pub fn new(gzip: bool) -> Records {
-        Records {
+    pub fn new(gzip: bool) -> RecordWriter {
+        RecordWriter {
             warcinfo_id: record_id(),
             gzip,
         }
@@ -488,7 +488,7 @@ mod tests {
             robots: "obey",
             user_agent: "stage3-crawler/0.1.0".into(),
         };
-        let records = Records::new(false);
+        let records = RecordWriter::new(false);
         let mut all = Vec::new();
         records.warcinfo(&info, UNIX_EPOCH, &mut all).unwrap();
         records.exchange(&exchange(), &mut all).unwrap();
@@ -538,7 +538,7 @@ mod tests {
             robots: "ignore",
             user_agent: String::new(),
         };
-        let records = Records::new(true);
+        let records = RecordWriter::new(true);
         let (mut warcinfo, mut pair) = (Vec::new(), Vec::new());
         records.warcinfo(&info, UNIX_EPOCH, &mut warcinfo).unwrap();
         records.exchange(&exchange(), &mut pair).unwrap();
