@@ -67,11 +67,6 @@ impl Levels {
         }
     }
 
-    /// The queue it wraps.
-    pub fn local(&self) -> &Rc<LocalQueue> {
-        &self.local
-    }
-
     // ANCHOR: add
     /// The lesson's `add_url`, with a URL's depth (its tag's) in mind: a
     /// URL first seen deeper than the limit is set aside; one seen again

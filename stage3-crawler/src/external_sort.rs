@@ -93,6 +93,7 @@ impl SortedLines {
         }
     }
 
+    #[cfg(test)]
     /// Why the lines are kept in memory past the budget, if they are: a
     /// run could not be written.
     pub fn no_disk(&self) -> Option<&str> {
@@ -129,6 +130,7 @@ impl SortedLines {
         Ok(())
     }
 
+    #[cfg(test)]
     /// How many runs have gone to disk so far.
     pub fn runs(&self) -> usize {
         self.runs.len()

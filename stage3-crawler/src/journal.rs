@@ -200,11 +200,6 @@ impl Journal {
         Ok((journal, replayed))
     }
 
-    /// The journal file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Notes that `url` was queued.
     pub fn queued(&self, url: &str, from: Option<&str>, depth: u32, redirects: u32) {
         let fact = QueuedLine {

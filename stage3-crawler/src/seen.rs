@@ -58,6 +58,7 @@ impl SeenUrls {
         self.fingerprints.len()
     }
 
+    #[cfg(test)]
     /// Whether none has.
     pub fn is_empty(&self) -> bool {
         self.fingerprints.is_empty()

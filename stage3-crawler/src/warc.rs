@@ -104,6 +104,7 @@ impl RecordWriter {
         made.write_to(out)
     }
 
+    #[cfg(test)]
     /// Writes the `response` and `request` records of one exchange: what
     /// [`make`](Self::make) makes, written at once.
     pub fn exchange(&self, exchange: &Exchange, out: &mut dyn Write) -> io::Result<()> {
@@ -220,11 +221,6 @@ impl Made<'_> {
     /// How many bytes [`write_to`](Self::write_to) writes.
     pub fn len(&self) -> usize {
         self.parts.iter().map(|part| part.len()).sum()
-    }
-
-    /// Whether there is nothing to write.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

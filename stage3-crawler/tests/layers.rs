@@ -101,6 +101,131 @@ fn no_module_imports_itself_through_others() {
     assert!(cyclic.is_empty(), "import cycles: {cyclic:?}");
 }
 
+/// Every file of `src` as a module path (`http/response.rs` is
+/// `http::response`, `http/mod.rs` is `http`), and the module paths it
+/// names: a `crate::a::b` or `super::b` path is an arrow to the longest
+/// module it names. A file's arrows to its own ancestors and descendants
+/// do not count (a parent declares its children; a child uses what its
+/// parent re-exports), nor do comments or a trailing `mod tests`.
+fn file_imports(src: &Path) -> Graph {
+    let mut texts = BTreeMap::new();
+    let mut pending = vec![src.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_str().unwrap().to_string())
+                .collect();
+            if parts.last().is_some_and(|p| p == "mod") {
+                parts.pop();
+            }
+            if parts == ["lib"] || parts == ["main"] {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            let text = match text.find("#[cfg(test)]\nmod tests") {
+                Some(at) => text[..at].to_string(),
+                None => text,
+            };
+            let code: String = text
+                .lines()
+                .map(|line| line.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n");
+            texts.insert(parts.join("::"), code);
+        }
+    }
+    let modules: BTreeSet<String> = texts.keys().cloned().collect();
+    let longest = |path: &[&str]| {
+        (1..=path.len())
+            .rev()
+            .map(|n| path[..n].join("::"))
+            .find(|m| modules.contains(m))
+    };
+    let mut graph = Graph::new();
+    for (module, code) in &texts {
+        let parent: Vec<&str> = module.split("::").collect();
+        let parent = &parent[..parent.len() - 1];
+        let mut named = BTreeSet::new();
+        for (prefix, base) in [("crate::", &[][..]), ("super::", parent)] {
+            for (at, _) in code.match_indices(prefix) {
+                if code[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                {
+                    continue;
+                }
+                let rest = &code[at + prefix.len()..];
+                let heads: Vec<String> = match rest.strip_prefix('{') {
+                    Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                        .split(',')
+                        .map(|p| p.trim().to_string())
+                        .collect(),
+                    None => vec![rest.to_string()],
+                };
+                for head in heads {
+                    let words: Vec<&str> = head
+                        .split("::")
+                        .map(|w| {
+                            w.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                .next()
+                                .unwrap_or("")
+                        })
+                        .take_while(|w| !w.is_empty())
+                        .collect();
+                    let full: Vec<&str> = base.iter().copied().chain(words).collect();
+                    if let Some(target) = longest(&full) {
+                        named.insert(target);
+                    }
+                }
+            }
+        }
+        named.retain(|t| {
+            t != module
+                && !t.starts_with(&format!("{module}::"))
+                && !module.starts_with(&format!("{t}::"))
+        });
+        graph.insert(module.clone(), named);
+    }
+    graph
+}
+
+#[test]
+fn no_file_imports_itself_through_others() {
+    let graph = file_imports(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(graph.contains_key("http::response") && graph.contains_key("http::decode"));
+    let cyclic: Vec<&String> = graph
+        .keys()
+        .filter(|m| reach(&graph, m).contains(*m))
+        .collect();
+    assert!(cyclic.is_empty(), "files in import cycles: {cyclic:?}");
+}
+
+#[test]
+fn the_file_check_sees_a_cycle_inside_a_folder() {
+    let dir = std::env::temp_dir().join(format!("layers-files-{}", std::process::id()));
+    fs::create_dir_all(dir.join("http")).unwrap();
+    fs::write(dir.join("http/mod.rs"), "pub use response::Response;").unwrap();
+    fs::write(dir.join("http/response.rs"), "use super::decode::Cap;").unwrap();
+    fs::write(dir.join("http/decode.rs"), "use crate::http::response::X;").unwrap();
+    fs::write(dir.join("lib.rs"), "mod http;").unwrap();
+    let graph = file_imports(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(graph["http::decode"], ["http::response"].map(String::from).into());
+    assert!(reach(&graph, "http::response").contains("http::response"));
+    assert!(graph["http"].is_empty(), "a parent's arrows to its children do not count");
+}
+
 #[test]
 fn the_features_do_not_know_the_lesson() {
     let graph = src();

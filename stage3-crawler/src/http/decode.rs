@@ -14,7 +14,16 @@ use std::io::{self, Read};
 
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
-use super::response::Cap;
+/// What a body over `--max-body` comes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    /// The URL fails: a page cut short is not the page.
+    Fail,
+    /// The body is cut at the limit and marked truncated: for a file of
+    /// which the first part is worth reading alone (robots.txt, whose
+    /// first 500 KiB must be obeyed however long it is: RFC 9309 2.5).
+    Cut,
+}
 
 /// What the client sends in `Accept-Encoding`.
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";

@@ -30,11 +30,12 @@ use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
 use conn::Connection;
+pub use decode::Cap;
 pub use decode::{ACCEPT_ENCODING, DecodeError, Layer, decode_body};
 pub use error::FetchError;
 pub use exchange::{Exchange, HearExchanges};
 use pool::{Origin, Pool};
-pub use response::{Cap, Response};
+pub use response::Response;
 use stream::Stream;
 use tls::TlsStream;
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::conn::Connection;
-use super::decode;
+use super::decode::{self, Cap};
 use super::error::FetchError;
 
 /// A response head may not be larger than this.
@@ -85,17 +85,6 @@ impl Response {
             says("keep-alive")
         }
     }
-}
-
-/// What a body over `--max-body` comes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cap {
-    /// The URL fails: a page cut short is not the page.
-    Fail,
-    /// The body is cut at the limit and marked truncated: for a file of
-    /// which the first part is worth reading alone (robots.txt, whose
-    /// first 500 KiB must be obeyed however long it is: RFC 9309 2.5).
-    Cut,
 }
 
 /// A body read whole, or cut at the limit.
