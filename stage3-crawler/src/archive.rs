@@ -34,6 +34,13 @@ use std::time::SystemTime;
 use crate::http::{Exchange, HearExchanges};
 use crate::warc::{Info, Parsed, RecordWriter};
 
+mod scan;
+
+pub use scan::Reopened;
+#[cfg(test)]
+use scan::read_record;
+use scan::{is_gzip, scan};
+
 /// Exchanges waiting for an archiver before a worker has to wait too.
 pub const BACKLOG: usize = 32;
 
@@ -381,187 +388,6 @@ fn sync_beside(file: Arc<File>, shared: &Arc<Shared>) {
     if spawned.is_err() {
         // No thread: the final sync does it all.
         shared.syncing.store(false, Ordering::Release);
-    }
-}
-
-/// What an archive held when a crawl resumed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Reopened {
-    /// The length of its complete records: where the torn one, if any,
-    /// began.
-    pub good: u64,
-    /// Bytes of a torn last record, cut off.
-    pub cut: u64,
-    /// The target URI of every complete `response` record.
-    pub responses: HashSet<String>,
-}
-
-/// Whether the file's name asks for gzip members (`.warc.gz`).
-fn is_gzip(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "gz")
-}
-
-// ANCHOR: scan
-/// Reads an archive record by record, as far as its records are whole:
-/// the head, the block of `Content-Length` bytes, and the two CRLFs. A
-/// gzip archive is read member by member (a record each), and a member
-/// that does not decompress whole ends the good part too. A record that
-/// runs into the end of the file was torn by a crash, and is cut off. One
-/// that goes wrong before the end was damaged, not torn: if a whole record
-/// starts somewhere after it, cutting would throw good records away, so
-/// the file is refused (with nothing whole after it, it is a tail of
-/// garbage, such as the zeros a power cut can leave, and is cut off).
-fn scan(file: &File, gzip: bool) -> io::Result<Reopened> {
-    let len = file.metadata()?.len();
-    let mut reader = BufReader::new(ReadAt { file, pos: 0 });
-    let at = |r: &BufReader<ReadAt<'_>>| r.get_ref().pos - r.buffer().len() as u64;
-    let mut held = Reopened::default();
-    while at(&reader) < len {
-        let Some(record) = next_record(&mut reader, gzip)? else {
-            break;
-        };
-        held.good = at(&reader);
-        if record.kind == "response" {
-            held.responses.extend(record.target_uri);
-        }
-    }
-    held.cut = len - held.good;
-    let torn = at(&reader) == len;
-    if held.cut > 0
-        && !torn
-        && let Some(whole) = find_whole_record(file, held.good + 1, gzip)?
-    {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "it is damaged at byte {}: the record there is not whole, but the one at \
-                 byte {whole} is, so this is not a record torn by a crash, and cutting it \
-                 off would lose good records; move the file aside (a new archive is then \
-                 started) or mend it",
-                held.good
-            ),
-        ));
-    }
-    Ok(held)
-}
-
-/// The next record, if it is whole. In a gzip archive it is one member,
-/// which must end right after the record (the end is where gzip checks
-/// its CRC); a member that does not decompress is not whole.
-fn next_record(reader: &mut impl BufRead, gzip: bool) -> io::Result<Option<Parsed>> {
-    if !gzip {
-        return read_record(reader);
-    }
-    let mut member = BufReader::new(flate2::bufread::GzDecoder::new(reader));
-    let record = match read_record(&mut member) {
-        Ok(Some(record)) => record,
-        Ok(None) => return Ok(None),
-        Err(e) => return not_gzip(e),
-    };
-    match member.fill_buf() {
-        Ok([]) => Ok(Some(record)),
-        Ok(_) => Ok(None), // more than one record in the member
-        Err(e) => not_gzip(e),
-    }
-}
-
-/// A member that is not gzip, or is cut short, is not a whole record; any
-/// other error (the disk's) is the scan's.
-fn not_gzip(e: io::Error) -> io::Result<Option<Parsed>> {
-    match e.kind() {
-        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => {
-            Ok(None)
-        }
-        _ => Err(e),
-    }
-}
-
-/// One uncompressed record, if it is whole. Its block is read through,
-/// never held: a length from a damaged or hostile head (or a gzip member
-/// that inflates to gigabytes) costs time, not memory.
-fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Parsed>> {
-    // The head, line by line, to its blank line.
-    let mut head = Vec::new();
-    loop {
-        let room = MAX_HEAD.saturating_sub(head.len() as u64);
-        let n = reader.by_ref().take(room).read_until(b'\n', &mut head)?;
-        if n == 0 || !head.ends_with(b"\n") {
-            return Ok(None); // the file ends in the head, or it is no WARC head
-        }
-        if head.ends_with(b"\r\n\r\n") {
-            break;
-        }
-    }
-    let Some(record) = crate::warc::parse_head(&head) else {
-        return Ok(None);
-    };
-    let block = io::copy(&mut reader.by_ref().take(record.length), &mut io::sink())?;
-    let mut end = [0u8; 4];
-    match reader.read_exact(&mut end) {
-        Ok(()) if block == record.length && &end == b"\r\n\r\n" => Ok(Some(record)),
-        Ok(()) => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-// ANCHOR_END: scan
-
-/// The longest record head we read back; ours are a few hundred bytes.
-const MAX_HEAD: u64 = 1 << 20;
-
-/// Where the first whole record at or after `from` starts, trying every
-/// place where one could (a line starting `WARC/`; gzip's magic bytes).
-fn find_whole_record(file: &File, from: u64, gzip: bool) -> io::Result<Option<u64>> {
-    let magic: &[u8] = if gzip { &[0x1f, 0x8b, 0x08] } else { b"WARC/" };
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut at = from;
-    loop {
-        let n = read_full_at(file, &mut chunk, at)?;
-        for (i, window) in chunk[..n].windows(magic.len()).enumerate() {
-            if window != magic {
-                continue;
-            }
-            let start = at + i as u64;
-            let mut reader = BufReader::new(ReadAt { file, pos: start });
-            if next_record(&mut reader, gzip)?.is_some() {
-                return Ok(Some(start));
-            }
-        }
-        if n < chunk.len() {
-            return Ok(None);
-        }
-        // The next chunk overlaps this one by a magic less a byte, so a
-        // match across the seam is seen once.
-        at += (n - (magic.len() - 1)) as u64;
-    }
-}
-
-/// Fills `buf` from `offset` as far as the file goes; returns how much.
-fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read_at(&mut buf[n..], offset + n as u64) {
-            Ok(0) => break,
-            Ok(read) => n += read,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
-/// Reads a file from a position of its own (`pread`), leaving the file's
-/// offset alone: the scan and the search for a whole record each have one.
-struct ReadAt<'a> {
-    file: &'a File,
-    pos: u64,
-}
-
-impl Read for ReadAt<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.file.read_at(buf, self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
     }
 }
 

@@ -213,7 +213,7 @@ impl SkipListing {
 
 /// The text report, built as the crawl goes: each statistic becomes its
 /// line at once, and the lines are sorted by URL in bounded memory
-/// ([`SortedLines`]), so that a crawl of millions of pages does not keep
+/// (`SortedLines`), so that a crawl of millions of pages does not keep
 /// millions of statistics to print them at the end. Each kind of line
 /// (fetched, and skipped for each reason when listed) has its own budget.
 #[derive(Debug)]

@@ -45,7 +45,7 @@ pub enum Outcome {
     Completed,
     /// The interrupt future passed to `Crawler::crawl_until` fired first.
     Interrupted,
-    /// The queue could not go on ([`WorkQueue::stopped_by`] says why);
+    /// The queue could not go on (`WorkQueue::stopped_by` says why);
     /// what was done is kept where the queue keeps it.
     Lost,
 }

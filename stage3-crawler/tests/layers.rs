@@ -221,9 +221,15 @@ fn the_file_check_sees_a_cycle_inside_a_folder() {
     fs::write(dir.join("lib.rs"), "mod http;").unwrap();
     let graph = file_imports(&dir);
     fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(graph["http::decode"], ["http::response"].map(String::from).into());
+    assert_eq!(
+        graph["http::decode"],
+        ["http::response"].map(String::from).into()
+    );
     assert!(reach(&graph, "http::response").contains("http::response"));
-    assert!(graph["http"].is_empty(), "a parent's arrows to its children do not count");
+    assert!(
+        graph["http"].is_empty(),
+        "a parent's arrows to its children do not count"
+    );
 }
 
 #[test]
