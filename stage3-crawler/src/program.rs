@@ -192,8 +192,7 @@ fn run(args: &Args) -> io::Result<ExitCode> {
 
 /// The text report, fed by `crawler` as it records each statistic and
 /// skipped URL (when `wanted`). The first error it meets (a temporary file
-/// it cannot write) becomes the report's error. A function of its own, so
-/// that `crawl`'s closures keep the names the debugger appendix shows.
+/// it cannot write) becomes the report's error.
 fn text_report(
     crawler: &Crawler,
     wanted: bool,
@@ -221,87 +220,88 @@ fn text_report(
     text
 }
 
-/// Crawls `roots` (or `args`' roots, or the demo site), alone or as part
-/// of a `shared` crawl, and reports.
-fn crawl(
-    runtime: &Runtime,
+/// The roots of a crawl: a shared crawl's, the arguments', or the demo
+/// site's, started here (kept running, in the second value, until the
+/// report is written).
+fn roots(
     args: &Args,
     shared_roots: Vec<Url>,
-    shared: Option<Shared>,
-) -> io::Result<ExitCode> {
-    // Keeps the demo site running until the report is written.
-    let mut _site = None;
-    let roots = if shared.is_some() {
-        shared_roots
-    } else if args.roots.is_empty() {
-        if args.state.is_some() {
-            // The demo site's port changes from run to run, and with it
-            // the crawl: there would be nothing to resume.
-            Args::command()
-                .error(
-                    clap::error::ErrorKind::MissingRequiredArgument,
-                    "--state needs the roots of the crawl (the built-in demo site's \
-                     address changes from run to run)",
-                )
-                .exit();
-        }
-        let site = DemoSite::start_default()?;
-        let root = site.url("/");
-        eprintln!("No root given: crawling the demo site, started in-process at {root}");
-        _site = Some(site);
-        vec![parse_root(&root).map_err(io::Error::other)?]
-    } else {
-        args.roots.clone()
-    };
-    let (state, archive) = open_state(args, &roots)?;
-    let journal = state.as_ref().map(|(journal, _)| Rc::clone(journal));
-    let plugins = Plugins {
-        // --state with --frontier is a usage error.
-        journal: state.filter(|_| shared.is_none()),
-        shared,
-        exchanges: archive
-            .as_ref()
-            .map(|archive| Rc::clone(archive) as Rc<dyn HearExchanges>),
-    };
-    let (crawler, resume) = assembly::build(roots, args.config(), plugins)?;
-    let crawler = Rc::new(crawler);
-    // Into a pipe or a file, JSON lines go out in blocks, as C's stdio does
-    // it: a write per line would be a system call per URL on the loop
-    // thread, and a wakeup for whatever reads the pipe. A terminal still
-    // sees each line at once.
-    let out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
-    // The JSON report lists at most MAX_LISTED_SKIPS skipped URLs per reason.
-    let skip_listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
-    if args.report == Report::Json {
-        let each_line = io::stdout().is_terminal();
-        // A closed stdout (`| head`) must not stop the crawl.
-        let write_line = move |out: &RefCell<ReportOut<BufWriter<io::Stdout>>>, line: String| {
-            let mut out = out.borrow_mut();
-            let _ = writeln!(out, "{line}");
-            if each_line {
-                let _ = out.flush();
-            }
-        };
-        let stats_out = Rc::clone(&out);
-        crawler.on_stat(move |stat| write_line(&stats_out, reporting::json_line(stat)));
-        let skips_out = Rc::clone(&out);
-        let listing = Rc::clone(&skip_listing);
-        crawler.on_skip(move |skip| {
-            if listing.borrow_mut().list(skip.reason) {
-                write_line(&skips_out, reporting::json_skipped(skip));
-            }
-        });
+    shared: bool,
+) -> io::Result<(Vec<Url>, Option<DemoSite>)> {
+    if shared {
+        return Ok((shared_roots, None));
     }
-    let text = text_report(&crawler, args.report == Report::Text, args.verbose > 0);
-    let show_progress = args.progress.enabled();
-    let (outcome, interrupt) = runtime.block_on(async {
+    if !args.roots.is_empty() {
+        return Ok((args.roots.clone(), None));
+    }
+    if args.state.is_some() {
+        // The demo site's port changes from run to run, and with it
+        // the crawl: there would be nothing to resume.
+        Args::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "--state needs the roots of the crawl (the built-in demo site's \
+                 address changes from run to run)",
+            )
+            .exit();
+    }
+    let site = DemoSite::start_default()?;
+    let root = site.url("/");
+    eprintln!("No root given: crawling the demo site, started in-process at {root}");
+    Ok((
+        vec![parse_root(&root).map_err(io::Error::other)?],
+        Some(site),
+    ))
+}
+
+/// Stdout, for the report. Into a pipe or a file, JSON lines go out in
+/// blocks, as C's stdio does it: a write per line would be a system call
+/// per URL on the loop thread, and a wakeup for whatever reads the pipe.
+/// A terminal still sees each line at once.
+type Out = Rc<RefCell<ReportOut<BufWriter<io::Stdout>>>>;
+
+/// The JSON Lines report, written by `crawler` as it records each
+/// statistic and skipped URL; `listing` decides which skipped URLs are
+/// listed (at most `MAX_LISTED_SKIPS` per reason).
+fn json_report(crawler: &Crawler, out: &Out, listing: &Rc<RefCell<reporting::SkipListing>>) {
+    let each_line = io::stdout().is_terminal();
+    // A closed stdout (`| head`) must not stop the crawl.
+    let write_line = move |out: &RefCell<ReportOut<BufWriter<io::Stdout>>>, line: String| {
+        let mut out = out.borrow_mut();
+        let _ = writeln!(out, "{line}");
+        if each_line {
+            let _ = out.flush();
+        }
+    };
+    let stats_out = Rc::clone(out);
+    crawler.on_stat(move |stat| write_line(&stats_out, reporting::json_line(stat)));
+    let skips_out = Rc::clone(out);
+    let listing = Rc::clone(listing);
+    crawler.on_skip(move |skip| {
+        if listing.borrow_mut().list(skip.reason) {
+            write_line(&skips_out, reporting::json_skipped(skip));
+        }
+    });
+}
+
+/// Runs the crawl on `runtime` until it ends or Ctrl-C, with the progress
+/// line if `show_progress`, taking up `resume` first. Returns how it ended,
+/// and the Ctrl-C watcher, which keeps counting while the report is
+/// written.
+fn run_crawl(
+    runtime: &Runtime,
+    crawler: &Rc<Crawler>,
+    resume: Option<assembly::Resume>,
+    show_progress: bool,
+) -> io::Result<(Outcome, Option<Interrupt>)> {
+    runtime.block_on(async {
         let interrupt = Interrupt::install()
             .inspect_err(|e| log::warn!(target: LOG, "Ctrl-C will not print a report: {e}"))
             .ok();
         let progress = show_progress.then(|| {
             runtime::TaskBuilder::new()
                 .name("progress")
-                .spawn(progress::run(Rc::clone(&crawler)))
+                .spawn(progress::run(Rc::clone(crawler)))
         });
         // `kill -USR1 PID` prints the task table. The main future watches
         // for it beside Ctrl-C, so the table holds only the crawl's tasks.
@@ -327,16 +327,84 @@ fn crawl(
         // A crawl taken up from its journal: after the report's sinks,
         // so that they hear what was done before.
         if let Some(resume) = resume {
-            resume.take_up(&crawler);
+            resume.take_up(crawler);
         }
         let outcome = crawler.crawl_until(stop).await;
         if let Some(progress) = progress {
             progress.cancel();
-            progress::finish(&crawler);
+            progress::finish(crawler);
         }
-        // Keep counting Ctrl-C while the report is written.
         (outcome, interrupt)
-    })?;
+    })
+}
+
+/// Writes the report's end: the text report, or the JSON report's
+/// summary (its lines went out as the crawl went).
+fn write_report(
+    args: &Args,
+    crawler: &Crawler,
+    outcome: Outcome,
+    out: &Out,
+    text: &RefCell<io::Result<TextReport>>,
+    listing: &RefCell<reporting::SkipListing>,
+    interrupt: Option<Interrupt>,
+) -> io::Result<()> {
+    let mut out = out.borrow_mut();
+    out.report_begins(interrupt);
+    let written = match args.report {
+        Report::Text => {
+            let summary = reporting::summary(crawler, outcome);
+            let text = text.replace(Ok(TextReport::new(false)));
+            text.and_then(|report| report.write(&summary, &mut *out))
+        }
+        Report::Json => listing
+            .borrow()
+            .json_more()
+            .try_for_each(|more| writeln!(out, "{more}"))
+            .and_then(|()| {
+                writeln!(
+                    out,
+                    "{}",
+                    reporting::json_summary(&reporting::summary(crawler, outcome))
+                )
+            }),
+    };
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Crawls `roots` (or `args`' roots, or the demo site), alone or as part
+/// of a `shared` crawl, and reports.
+fn crawl(
+    runtime: &Runtime,
+    args: &Args,
+    shared_roots: Vec<Url>,
+    shared: Option<Shared>,
+) -> io::Result<ExitCode> {
+    let is_shared = shared.is_some();
+    // Keeps the demo site running until the report is written.
+    let (roots, _site) = roots(args, shared_roots, is_shared)?;
+    let (state, archive) = open_state(args, &roots)?;
+    let journal = state.as_ref().map(|(journal, _)| Rc::clone(journal));
+    let plugins = Plugins {
+        // --state with --frontier is a usage error.
+        journal: state.filter(|_| !is_shared),
+        shared,
+        exchanges: archive
+            .as_ref()
+            .map(|archive| Rc::clone(archive) as Rc<dyn HearExchanges>),
+    };
+    let (crawler, resume) = assembly::build(roots, args.config(), plugins)?;
+    let crawler = Rc::new(crawler);
+    let out: Out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
+    let skip_listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
+    if args.report == Report::Json {
+        json_report(&crawler, &out, &skip_listing);
+    }
+    let text = text_report(&crawler, args.report == Report::Text, args.verbose > 0);
+    let (outcome, interrupt) = run_crawl(runtime, &crawler, resume, args.progress.enabled())?;
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
     }
@@ -357,31 +425,15 @@ fn crawl(
             dir.display()
         );
     }
-    let mut out = out.borrow_mut();
-    out.report_begins(interrupt);
-    let written = match args.report {
-        Report::Text => {
-            let summary = reporting::summary(&crawler, outcome);
-            let text = text.replace(Ok(TextReport::new(false)));
-            text.and_then(|report| report.write(&summary, &mut *out))
-        }
-        Report::Json => skip_listing
-            .borrow()
-            .json_more()
-            .try_for_each(|more| writeln!(out, "{more}"))
-            .and_then(|()| {
-                writeln!(
-                    out,
-                    "{}",
-                    reporting::json_summary(&reporting::summary(&crawler, outcome))
-                )
-            }),
-    };
-    if let Err(e) = written.and_then(|()| out.flush())
-        && e.kind() != io::ErrorKind::BrokenPipe
-    {
-        return Err(e);
-    }
+    write_report(
+        args,
+        &crawler,
+        outcome,
+        &out,
+        &text,
+        &skip_listing,
+        interrupt,
+    )?;
     saved?;
     if let Some(archive) = archive {
         let archived = archive.finish()?;
@@ -396,7 +448,7 @@ fn crawl(
         ExitCode::from(EXIT_INTERRUPTED)
     } else if outcome == Outcome::Lost {
         ExitCode::FAILURE
-    } else if crawler.is_shared() {
+    } else if is_shared {
         // Another process may have fetched the roots.
         ExitCode::SUCCESS
     } else if !crawler.any_root_fetched() {
