@@ -18,21 +18,21 @@ use url::Url;
 
 use crate::config::Config;
 use crate::crawling::{Crawler, Parts};
-use crate::depth::Levels;
 use crate::http::{Client, HearExchanges};
-use crate::journal::{Journal, Replayed};
+use crate::keeping::journal::{Journal, Replayed};
 use crate::logging::CrawlLog;
-use crate::politeness::RobotsOutcome;
+use crate::polite::depth::Levels;
+use crate::polite::politeness::RobotsOutcome;
+use crate::polite::rules::WebRules;
+use crate::polite::sitemap::SitemapOutcome;
+use crate::polite::sitemaps::SitemapReader;
+use crate::polite::turns::Turns;
 use crate::queue::LocalQueue;
 use crate::records::Records;
-use crate::reporting::{Crawl, Reported};
-use crate::rules::WebRules;
+use crate::report::reporting::{Crawl, Reported};
 use crate::seams::{Observer, Outcome, Rules, Tag, Work, WorkQueue};
-use crate::shared::{Local, Shared, SharedQueue};
-use crate::sitemap::SitemapOutcome;
-use crate::sitemaps::SitemapReader;
+use crate::sharing::shared::{Local, Shared, SharedQueue};
 use crate::skipped::{SkipReason, Skipped};
-use crate::turns::Turns;
 
 /// What a crawler is built with besides its roots and settings.
 #[derive(Default)]

@@ -34,11 +34,11 @@ use std::time::Instant;
 use runtime::{Either, JoinHandle, TaskBuilder, catch_unwind};
 use url::Url;
 
-use crate::charset::{charset_param, media_type};
 use crate::config::Config;
 use crate::http::{Client, FetchError, Response};
+use crate::links::charset::{charset_param, media_type};
+use crate::links::parsing::ParsePool;
 use crate::logging::CrawlLog;
-use crate::parsing::ParsePool;
 use crate::records::Records;
 use crate::seams::{Found, Next, Rules, WorkQueue};
 pub use crate::seams::{Outcome, Work};

@@ -3,84 +3,48 @@
 //!
 //! | module | what it holds | the chapter's counterpart |
 //! |---|---|---|
+//! | **the lesson and its seams** | | |
 //! | `crawling` | `Crawler`: the workers, `fetch`, redirects, retries | `crawling.py` |
 //! | `queue` | the lesson's queue and its seen set, `add_url` | `Crawler.q`, `seen_urls`, `add_url` |
 //! | `seams` | where the real web plugs into the lesson: `WorkQueue`, `Rules`, `Observer` | (ours) |
-//! | `rules` | the real web's `Rules`: hosts, traps, robots.txt; admission by host; sitemaps read | `Crawler.host_okay`, and ours |
-//! | `turns` | a queue whose URLs wait their host's turn | (ours) |
-//! | `sitemaps` | a queue whose sitemaps are read between pages | (ours) |
 //! | `records` | the report's records, and who hears of them | `Crawler.done` |
+//! | `config`, `stats`, [`skipped`], `seen`, [`tally`], [`logging`] | the settings, `FetchStatistic`, the URLs skipped, the dedup set, the report's counts, the log | `crawl.py`'s arguments, `FetchStatistic`, `seen_urls`, `reporting.py`'s `Stats`, `logging` |
 //! | `assembly` | a crawler built from its settings, features plugged in | (ours) |
-//! | `depth` | `--max-depth`, exact under concurrency: the lesson's queue level by level | (ours) |
-//! | `host` | strict and lenient host rules | `Crawler.host_okay` |
-//! | [`http`] | an HTTP/1.1 client with a keep-alive pool and TLS (rustls) | aiohttp's `ClientSession` |
-//! | [`charset`] | which encoding a page is in | aiohttp's `response.text()` |
-//! | [`parsing`] | link extraction on helper threads | `Crawler.parse_links` |
-//! | [`scanner`] | finding hrefs without a general tokenizer | the chapter's link regex, done right |
-//! | `seen` | the dedup set, as 128-bit fingerprints | `Crawler.seen_urls` |
-//! | `stats` | `FetchStatistic` | the namedtuple of that name |
-//! | [`traps`] | URL length, path repetition and query variants: ends crawler traps | (ours) |
-//! | [`politeness`] | per-host limits, delays and robots.txt verdicts, without head-of-line blocking | (ours) |
-//! | `robots_fetch` | fetching robots.txt, and what each answer means | (ours) |
-//! | [`sitemap`] | sitemaps and sitemap indexes, gzipped or not | (ours) |
-//! | [`skipped`] | the URLs seen and not fetched, with the reason | (ours: the chapter drops them silently) |
-//! | [`tally`] | the report's counts, kept as the crawl goes | `reporting.py`'s `Stats` |
-//! | [`reporting`] | the text report and JSON Lines | `reporting.py` |
-//! | `external_sort` | the text report's lines sorted in bounded memory | (ours: `sort(1)`'s merge) |
-//! | [`cli`], [`program`], [`interrupt`], `progress`, `ps` | the command line, the run, Ctrl-C, the progress line, the task table | `crawl.py` |
-//! | [`frontier`], `shared` | the shared frontier in Redis: many processes, one crawl (`frontier/`: key layout, leases, completion, the merged report) | (ours: scrapy-redis) |
-//! | `joining` | creating or joining a shared crawl, its merged report | (ours) |
-//! | `config` | the crawl's settings, with the chapter's defaults | `crawl.py`'s arguments |
-//! | [`logging`] | the crawl's log, which a test may read | `logging` |
-//! | [`robots`] | robots.txt parsed and matched (RFC 9309) | (ours) |
-//! | `journal` | `--state`: every fact of a crawl, for resuming it | (ours) |
-//! | `archive`, `warc` | `--warc`: every exchange kept, as WARC records | (ours) |
-//! | `dates` | dates in UTC, for the report and WARC | (ours) |
-//! | `ps` | `kill -USR1 PID` prints the task table | (ours: Python 3.14's `asyncio ps`) |
+//! | [`http`] | An HTTP Client on the Runtime: keep-alive, TLS (rustls), compression | aiohttp's `ClientSession` |
+//! | `links`: [`charset`], [`parsing`], [`scanner`] | Finding Links Without a Parser: a page's encoding, parsing on helper threads, the href scanner | the chapter's link regex, done right |
+//! | `polite`: `rules`, `host`, `turns`, [`politeness`], [`robots`], `robots_fetch`, `depth`, [`traps`], `sitemaps`, [`sitemap`] | Being a Good Citizen: host rules, per-host turns, robots.txt, `--max-depth` level by level, traps, sitemaps | `Crawler.host_okay`, and ours |
+//! | `keeping`: `journal`, `archive`, `warc` | Keeping What You Fetched: `--state` and `--warc` | (ours) |
+//! | `sharing`: [`frontier`], `shared` | Beyond One Machine: the frontier in Redis, this process's part of a shared crawl | (ours: scrapy-redis) |
+//! | `report`: [`reporting`], `external_sort`, `dates` | the text report and JSON Lines, sorted in bounded memory | `reporting.py` |
+//! | [`program`]: [`cli`], `joining`, [`interrupt`], `progress`, `ps` | the command line, the run, a shared crawl joined, Ctrl-C, the progress line, the task table | `crawl.py` |
 
 #![warn(missing_docs)]
 
-pub(crate) mod archive;
 pub(crate) mod assembly;
-pub mod charset;
-pub mod cli;
 pub(crate) mod config;
 pub(crate) mod crawling;
-pub(crate) mod dates;
-pub(crate) mod depth;
-pub(crate) mod external_sort;
-pub mod frontier;
-pub(crate) mod host;
 pub mod http;
-pub mod interrupt;
-pub(crate) mod joining;
-pub(crate) mod journal;
+pub(crate) mod keeping;
+pub(crate) mod links;
 pub mod logging;
-pub mod parsing;
-pub mod politeness;
+pub(crate) mod polite;
 pub mod program;
-pub(crate) mod progress;
-pub(crate) mod ps;
 pub(crate) mod queue;
 pub(crate) mod records;
-pub mod reporting;
-pub mod robots;
-pub(crate) mod robots_fetch;
-pub(crate) mod rules;
-pub mod scanner;
+pub(crate) mod report;
 pub(crate) mod seams;
 pub(crate) mod seen;
-pub(crate) mod shared;
-pub mod sitemap;
-pub(crate) mod sitemaps;
+pub(crate) mod sharing;
 pub mod skipped;
 pub(crate) mod stats;
 pub mod tally;
-pub mod traps;
-pub(crate) mod turns;
-pub(crate) mod warc;
 
 pub use config::Config;
 pub use crawling::{Crawler, Outcome};
+pub use links::{charset, parsing, scanner};
+pub use polite::{politeness, robots, sitemap, traps};
+pub use program::{cli, interrupt};
+pub use report::reporting;
+pub use sharing::frontier;
 pub use skipped::{SkipReason, Skipped};
 pub use stats::{Exception, FetchStatistic};

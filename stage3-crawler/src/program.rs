@@ -1,6 +1,12 @@
 //! The program: the command line's [`Args`] made into a crawler (its
 //! journal, archive, shared frontier and reports plugged in), run, and
-//! reported. What the command line accepts is [`crate::cli`]'s.
+//! reported. What the command line accepts is [`crate::program::cli`]'s.
+
+pub mod cli;
+pub mod interrupt;
+pub(crate) mod joining;
+pub(crate) mod progress;
+pub(crate) mod ps;
 
 use std::cell::RefCell;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -14,23 +20,21 @@ use redis_client::RedisUrl;
 use runtime::Runtime;
 use url::Url;
 
-use crate::archive::Archive;
 use crate::assembly::{self, Plugins};
-use crate::cli::{Args, Report, parse_root};
 use crate::crawling::{Crawler, Outcome};
 use crate::http::HearExchanges;
-use crate::interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
-use crate::joining;
-use crate::journal::{Journal, Replayed};
-use crate::progress;
-use crate::ps::Ps;
-use crate::reporting::{self, TextReport};
+use crate::keeping::archive::Archive;
+use crate::keeping::journal::{Journal, Replayed};
+use crate::report::reporting::{self, TextReport};
+use cli::{Args, Report, parse_root};
+use interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
+use ps::Ps;
 
 /// The target of the program's own log lines: the one they had when the
 /// program lived in `cli.rs`, which users' scripts may match
 /// (`INFO stage3_crawler::cli: archived ...`).
 const LOG: &str = "stage3_crawler::cli";
-use crate::shared::Shared;
+use crate::sharing::shared::Shared;
 
 /// Sends log records to env_logger, erasing the progress line first.
 struct Logger {

@@ -18,7 +18,7 @@
 //!
 //! Read first: the book's "Coordinating Coroutines" (Ctrl-C, and stopping
 //! with `join` then cancel), `crawl_until` and `work` in
-//! stage3-crawler/src/crawling.rs, and stage3-crawler/src/interrupt.rs.
+//! stage3-crawler/src/crawling.rs, and stage3-crawler/src/program/interrupt.rs.
 //! Check: `cargo run -p exercises -- check 16`. Stuck: `... -- hint 16`.
 
 use std::cell::{Cell, RefCell};

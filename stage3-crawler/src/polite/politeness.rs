@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 use runtime::{JoinHandle, Queue, TaskBuilder};
 use url::Url;
 
-use crate::robots::Robots;
-pub use crate::robots::RobotsOutcome;
+use crate::polite::robots::Robots;
+pub use crate::polite::robots::RobotsOutcome;
 use crate::seams::Work;
 use crate::skipped::SkipReason;
 use crate::stats::Exception;

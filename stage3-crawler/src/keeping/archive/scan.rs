@@ -110,7 +110,7 @@ pub(super) fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Parsed
             break;
         }
     }
-    let Some(record) = crate::warc::parse_head(&head) else {
+    let Some(record) = crate::keeping::warc::parse_head(&head) else {
         return Ok(None);
     };
     let block = io::copy(&mut reader.by_ref().take(record.length), &mut io::sink())?;

@@ -32,7 +32,7 @@ use std::thread::JoinHandle;
 use std::time::SystemTime;
 
 use crate::http::{Exchange, HearExchanges};
-use crate::warc::{Info, Parsed, RecordWriter};
+use crate::keeping::warc::{Info, Parsed, RecordWriter};
 
 mod scan;
 

@@ -43,8 +43,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::politeness::RobotsOutcome;
-use crate::robots::RobotsSource;
+use crate::polite::politeness::RobotsOutcome;
+use crate::polite::robots::RobotsSource;
 use crate::seams::{Observer, Work};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};

@@ -7,10 +7,10 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::external_sort::SortedLines;
-use crate::politeness::RobotsOutcome;
+use crate::polite::politeness::RobotsOutcome;
+use crate::polite::sitemap::SitemapOutcome;
+use crate::report::external_sort::SortedLines;
 use crate::seams::Outcome;
-use crate::sitemap::SitemapOutcome;
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 pub use crate::tally::{Counters, Line, Tally, classify, line_of};
@@ -334,7 +334,7 @@ pub fn json_summary(summary: &Summary) -> String {
     serde_json::to_string(&Wrapper { summary }).unwrap_or_else(|_| "{}".into())
 }
 
-pub use crate::dates::{ctime, iso8601};
+pub use crate::report::dates::{ctime, iso8601};
 
 #[cfg(test)]
 mod tests {

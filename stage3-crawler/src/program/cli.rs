@@ -20,11 +20,11 @@ use url::Url;
 use crate::config::{Config, default_parse_threads};
 use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
 
-use crate::journal::Identity;
-use crate::politeness::PoliteConfig;
-use crate::progress;
-use crate::traps::TrapLimits;
-use crate::warc::Info;
+use crate::keeping::journal::Identity;
+use crate::keeping::warc::Info;
+use crate::polite::politeness::PoliteConfig;
+use crate::polite::traps::TrapLimits;
+use crate::program::progress;
 
 mod parse;
 

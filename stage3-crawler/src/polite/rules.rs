@@ -1,7 +1,7 @@
 //! The real web's answer to the lesson's question "may a URL be followed"
 //! ([`Rules`]): the chapter's host rules and `--exclude`, and the rules
-//! that the demo site never needed: crawler traps ([`crate::traps`]) and
-//! robots.txt ([`crate::politeness`]). Beside it, what the queue's
+//! that the demo site never needed: crawler traps ([`crate::polite::traps`]) and
+//! robots.txt ([`crate::polite::politeness`]). Beside it, what the queue's
 //! wrappers ask: when a URL may start (per-host limits and delays, and
 //! robots.txt fetched first: the queue's `Turns`), and the sitemaps to
 //! read and what each holds (its `SitemapReader`), which are work like a
@@ -17,17 +17,17 @@ use runtime::{Queue, catch_unwind};
 use url::Url;
 
 use crate::config::Config;
-use crate::host::HostRules;
 use crate::http::{Cap, Client};
 use crate::logging::CrawlLog;
-use crate::politeness::{self, Politeness, RobotsOutcome};
-use crate::robots::{Robots, RobotsSource, product_token};
-use crate::robots_fetch::{RobotsFetch, fetch_robots};
+use crate::polite::host::HostRules;
+use crate::polite::politeness::{self, Politeness, RobotsOutcome};
+use crate::polite::robots::{Robots, RobotsSource, product_token};
+use crate::polite::robots_fetch::{RobotsFetch, fetch_robots};
+use crate::polite::sitemap::{Sitemap, SitemapKind, SitemapOutcome, parse_sitemap};
+use crate::polite::traps::Traps;
 use crate::seams::{Pending, Rules, Tag, Work};
-use crate::sitemap::{Sitemap, SitemapKind, SitemapOutcome, parse_sitemap};
 use crate::skipped::SkipReason;
 use crate::stats::Exception;
-use crate::traps::Traps;
 
 /// Sitemaps read at most, however many indexes list.
 const MAX_SITEMAPS: usize = 1_000;

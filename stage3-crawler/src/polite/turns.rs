@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use url::Url;
 
-use crate::rules::{Admission, WebRules};
+use crate::polite::rules::{Admission, WebRules};
 use crate::seams::{Found, Outcome, Pending, Work, WorkQueue};
 use crate::skipped::SkipReason;
 use crate::stats::FetchStatistic;

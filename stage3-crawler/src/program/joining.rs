@@ -16,12 +16,12 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::cli::Args;
-use crate::frontier::{Frontier, Settings};
-use crate::journal::stat_from_json;
-use crate::reporting::{self, Crawl};
-use crate::shared::{Shared, root_link};
-use crate::sitemap::SitemapOutcome;
+use crate::keeping::journal::stat_from_json;
+use crate::polite::sitemap::SitemapOutcome;
+use crate::program::cli::Args;
+use crate::report::reporting::{self, Crawl};
+use crate::sharing::frontier::{Frontier, Settings};
+use crate::sharing::shared::{Shared, root_link};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::FetchStatistic;
 
@@ -176,7 +176,8 @@ impl SharedRules {
     /// User-Agent with a line break would add headers to every request.
     /// Each rule goes through the command line's own check.
     fn check(&self) -> Result<(), String> {
-        crate::cli::parse_user_agent(&self.user_agent).map_err(|e| format!("--user-agent: {e}"))?;
+        crate::program::cli::parse_user_agent(&self.user_agent)
+            .map_err(|e| format!("--user-agent: {e}"))?;
         for (name, n) in [
             ("--per-host", self.per_host),
             ("--max-url-length", self.max_url_length),
@@ -192,13 +193,21 @@ impl SharedRules {
         }
         type Parse = fn(&str) -> Result<Duration, String>;
         for (name, ms, parse) in [
-            ("--delay", self.delay_ms, crate::cli::parse_gap as Parse),
+            (
+                "--delay",
+                self.delay_ms,
+                crate::program::cli::parse_gap as Parse,
+            ),
             (
                 "--max-crawl-delay",
                 self.max_crawl_delay_ms,
-                crate::cli::parse_gap,
+                crate::program::cli::parse_gap,
             ),
-            ("--lease", self.lease_ms, crate::cli::parse_duration),
+            (
+                "--lease",
+                self.lease_ms,
+                crate::program::cli::parse_duration,
+            ),
         ] {
             parse(&format!("{ms}ms")).map_err(|e| format!("{name}: {e}"))?;
         }

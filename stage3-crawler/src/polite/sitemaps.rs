@@ -9,7 +9,7 @@ use runtime::catch_unwind;
 use url::Url;
 
 use crate::logging::CrawlLog;
-use crate::rules::WebRules;
+use crate::polite::rules::WebRules;
 use crate::seams::{Found, Outcome, Pending, Work, WorkQueue};
 use crate::skipped::SkipReason;
 

@@ -8,8 +8,8 @@ use url::Url;
 
 use crate::http::{Cap, Client, Response};
 use crate::logging::CrawlLog;
-use crate::politeness::RobotsOutcome;
-use crate::robots::{MAX_ROBOTS_BYTES, Robots, RobotsSource};
+use crate::polite::politeness::RobotsOutcome;
+use crate::polite::robots::{MAX_ROBOTS_BYTES, Robots, RobotsSource};
 use crate::stats::Exception;
 
 /// Redirects followed for a robots.txt, as the RFC asks at least.

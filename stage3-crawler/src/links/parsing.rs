@@ -27,8 +27,8 @@ use url::Url;
 use crawl_kit::links::{Link, resolve_all};
 use runtime::oneshot;
 
-use crate::charset::decode;
-use crate::scanner::scan_hrefs;
+use crate::links::charset::decode;
+use crate::links::scanner::scan_hrefs;
 
 /// What a page yields: the charset it was read with, and its links.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct ParsedPage {
 }
 
 // ANCHOR: parse_page
-/// Decodes `body` (see [`crate::charset`]) and extracts its links, resolved
+/// Decodes `body` (see [`crate::links::charset`]) and extracts its links, resolved
 /// against `<base href>` or `page_url`, fragments dropped, without
 /// duplicates, in page order, whatever their scheme (the crawl reports a
 /// `mailto:` as skipped), and the hrefs that are not URLs. The link rules

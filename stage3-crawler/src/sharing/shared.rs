@@ -22,20 +22,20 @@ use std::time::Duration;
 use runtime::Queue;
 use url::Url;
 
-use crate::frontier::{
-    Claim, Completed, Completion, Frontier as Redis, Held, Leased, Link, MIN_LEASE, Seen,
-};
-use crate::journal::stat_json;
+use crate::keeping::journal::stat_json;
 use crate::logging::CrawlLog;
-use crate::politeness::host_key;
+use crate::polite::politeness::host_key;
+use crate::polite::rules::WebRules;
+use crate::polite::traps::variant_key;
 use crate::records::Records;
-use crate::reporting::json_skipped;
-use crate::rules::WebRules;
+use crate::report::reporting::json_skipped;
 use crate::seams::{Found, Next, Outcome, Pending, Rules, Tag, Work, WorkQueue};
 use crate::seen::SeenUrls;
+use crate::sharing::frontier::{
+    Claim, Completed, Completion, Frontier as Redis, Held, Leased, Link, MIN_LEASE, Seen,
+};
 use crate::skipped::{SkipReason, Skipped};
 use crate::stats::{Exception, FetchStatistic};
-use crate::traps::variant_key;
 
 mod completing;
 
