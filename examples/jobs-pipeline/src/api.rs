@@ -16,7 +16,7 @@ use std::time::Duration;
 use redis_client::{Error as RedisError, Frame, Pool, RedisUrl, Script};
 use runtime::{TcpListener, timeout};
 
-use crate::broker::{self, Keys};
+use crate::broker::{self, Keys, MAX_JOB_ID};
 use crate::front::{self, Closed};
 use crate::http::{Request, Response};
 use crate::job::{self, Job};
@@ -294,6 +294,12 @@ async fn status(state: &State, id: &str) -> Response {
     let Ok(id) = id.parse::<u64>() else {
         return Response::error(400, "a job id is a number");
     };
+    // Ids are 53 bits (`broker::job_id`): no other number names a job, and
+    // none may reach Redis or the lookups batched for the table, where one
+    // past i64 would fail the whole batch.
+    if !(1..=MAX_JOB_ID).contains(&id) {
+        return Response::error(404, &format!("no job {id}"));
+    }
     let field = id.to_string();
     let reply = timeout(BROKER_TIMEOUT, async {
         let mut conn = state.pool.get().await?;

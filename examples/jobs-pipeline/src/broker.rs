@@ -50,6 +50,10 @@ impl Keys {
     }
 }
 
+/// The largest job id: ids are 53 bits, so that JavaScript clients read
+/// them exactly.
+pub const MAX_JOB_ID: u64 = (1 << 53) - 1;
+
 // ANCHOR: job_id
 /// A job's id. With an idempotency key it is derived from the key, so a
 /// retry names the same job and the store's primary key catches any
@@ -65,7 +69,7 @@ pub fn job_id(idempotency_key: Option<&str>) -> Result<u64, String> {
         None => getrandom::getrandom(&mut bytes).map_err(|e| format!("no random id: {e}"))?,
     }
     // Never 0, which no client should have to special-case.
-    Ok((u64::from_be_bytes(bytes) & ((1 << 53) - 1)).max(1))
+    Ok((u64::from_be_bytes(bytes) & MAX_JOB_ID).max(1))
 }
 // ANCHOR_END: job_id
 

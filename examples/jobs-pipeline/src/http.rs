@@ -174,6 +174,12 @@ fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
             return Err(refuse(501, "request bodies must have a Content-Length"));
         } else if header.name.eq_ignore_ascii_case("idempotency-key") {
+            // Two lines are one comma-separated value (RFC 9110 §5.3),
+            // which no key can be: a proxy that split or reordered them
+            // must not change which job the request names.
+            if idempotency_key.is_some() {
+                return Err(refuse(400, "more than one Idempotency-Key"));
+            }
             if value.is_empty()
                 || value.len() > MAX_KEY
                 || !value.bytes().all(|b| b.is_ascii_graphic())
@@ -362,6 +368,14 @@ mod tests {
         );
         assert_eq!(
             status(b"POST /jobs HTTP/1.1\r\nIdempotency-Key: a b\r\n\r\n"),
+            400
+        );
+        assert_eq!(
+            status(b"POST /jobs HTTP/1.1\r\nIdempotency-Key: a, b\r\n\r\n"),
+            400
+        );
+        assert_eq!(
+            status(b"POST /jobs HTTP/1.1\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\n\r\n"),
             400
         );
         let key = |raw: &str| parse(raw.as_bytes()).unwrap().unwrap().0.idempotency_key;

@@ -118,3 +118,32 @@ fn shutdown_lets_a_request_in_progress_finish() {
     assert!(closed.idle_closed >= 1, "{closed:?}");
     drop(idle);
 }
+
+#[test]
+fn an_id_no_job_can_have_is_404_and_never_reaches_the_lookups() {
+    let redis = RedisServer::start();
+    let pg = PgServer::start();
+    let shutdown = Shutdown::new();
+    let (addr, closed) = start(&redis, &pg, &shutdown);
+    // 2^53 is past every id; 2^63 and 2^64-1 are past PostgreSQL's bigint,
+    // and once failed the whole batch of lookups they joined with 503.
+    for id in [
+        "0",
+        "9007199254740992",
+        "9223372036854775808",
+        "18446744073709551615",
+    ] {
+        let reply = common::request(addr, "GET", &format!("/jobs/{id}"), None).unwrap();
+        assert_eq!(
+            (reply.status, reply.body.as_str()),
+            (404, format!(r#"{{"error":"no job {id}"}}"#).as_str()),
+            "GET /jobs/{id}"
+        );
+    }
+    let past = common::request(addr, "GET", "/jobs/18446744073709551616", None).unwrap();
+    assert_eq!(past.status, 400);
+    let real = common::request(addr, "GET", "/jobs/9007199254740991", None).unwrap();
+    assert_eq!(real.status, 404);
+    shutdown.trigger();
+    assert_eq!(closed.recv_timeout(PATIENCE).unwrap(), Closed::default());
+}
