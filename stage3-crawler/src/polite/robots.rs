@@ -86,9 +86,19 @@ pub enum RobotsSource {
 
 impl RobotsSource {
     /// A robots.txt file's body as the parser reads it: at most
-    /// [`MAX_ROBOTS_BYTES`], cut at a line's end, as UTF-8.
+    /// [`MAX_ROBOTS_BYTES`], cut at a line's end, as UTF-8. A byte-order
+    /// mark before the first line is skipped, and so is the start of one
+    /// (`EF` or `EF BB`), as Google's parser, the reference in practice,
+    /// skips it: read as text, a partial mark would become U+FFFD, spoil
+    /// the first line, and with it the first group's rules.
     pub fn text_of(body: &[u8]) -> String {
-        String::from_utf8_lossy(cut(body)).into_owned()
+        let body = cut(body);
+        let bom = body
+            .iter()
+            .zip(b"\xEF\xBB\xBF")
+            .take_while(|(byte, mark)| byte == mark)
+            .count();
+        String::from_utf8_lossy(&body[bom..]).into_owned()
     }
 
     /// The rules, for the crawler whose product token is `token`.
@@ -241,12 +251,24 @@ fn cut(body: &[u8]) -> &[u8] {
 }
 
 /// The `key: value` records of the file: keys lower-cased, values trimmed,
-/// comments and lines without a colon dropped.
+/// comments dropped. A line without a colon is a record when it is two
+/// words apart (`Disallow /`), as Google's parser reads it: being lenient
+/// there makes the crawl more polite, not less. Any other line is dropped.
 fn records(text: &str) -> impl Iterator<Item = (String, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     text.split(['\n', '\r']).filter_map(|line| {
-        let line = line.split('#').next().unwrap_or("");
-        let (key, value) = line.split_once(':')?;
+        let line = line.split('#').next().unwrap_or("").trim();
+        let (key, value) = match line.split_once(':') {
+            Some(record) => record,
+            None => {
+                let (key, value) = line.split_once([' ', '\t'])?;
+                let value = value.trim_start();
+                if value.contains([' ', '\t']) {
+                    return None;
+                }
+                (key, value)
+            }
+        };
         Some((key.trim().to_ascii_lowercase(), value.trim()))
     })
 }
@@ -517,6 +539,24 @@ mod tests {
         assert!(allowed(&r, "/a"));
         assert_eq!(r.rule_count(), 0);
         assert_eq!(robots(""), Robots::allow_all());
+    }
+
+    #[test]
+    fn like_the_reference_parser_a_missing_colon_and_a_partial_bom() {
+        // No colon: two words are a record; three are not.
+        let r = robots("User-agent *\nDisallow /x\nDisallow /y z\n");
+        assert!(!allowed(&r, "/x"));
+        assert!(allowed(&r, "/y"));
+        assert_eq!(r.rule_count(), 1);
+        // A byte-order mark, whole or begun, before the first line.
+        for bom in [&b"\xEF"[..], b"\xEF\xBB", b"\xEF\xBB\xBF"] {
+            let body = [bom, b"User-agent: *\nDisallow: /\n"].concat();
+            let r = Robots::parse(&body, "stage3-crawler");
+            assert!(!allowed(&r, "/a"), "{bom:?}");
+        }
+        // Not a mark: the first line is spoiled, as it should be.
+        let r = Robots::parse(b"\xBBUser-agent: *\nDisallow: /\n", "stage3-crawler");
+        assert!(allowed(&r, "/a"));
     }
 
     #[test]
