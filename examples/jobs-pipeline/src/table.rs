@@ -4,11 +4,21 @@
 //! and its idempotency key a day later, and from then on the api asks
 //! here.
 
-pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS jobs (
-    id bigint PRIMARY KEY,
-    doc jsonb NOT NULL,
-    stored_at timestamptz NOT NULL DEFAULT clock_timestamp()
-)";
+/// The table, made if it is missing. Both services run this as they
+/// start, and PostgreSQL's `CREATE TABLE IF NOT EXISTS` is not safe against
+/// itself: two at once on a database without the table both create it,
+/// and the second fails on the catalog's unique index of type names. So
+/// one statement takes a lock for its transaction first (an advisory lock,
+/// on a number that is this table's), and the second waits, then finds the
+/// table there.
+pub const SCHEMA: &str = "DO $$ BEGIN
+    PERFORM pg_advisory_xact_lock(7002318543115246173);
+    CREATE TABLE IF NOT EXISTS jobs (
+        id bigint PRIMARY KEY,
+        doc jsonb NOT NULL,
+        stored_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    );
+END $$";
 
 // ANCHOR: insert
 /// The idempotent insert: the job id is the primary key, and a second

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use common::postgres::{PASSWORD, PgServer, TRUSTED};
 use jobs_pipeline::postgres::{Client, PgConfig, PgError};
+use jobs_pipeline::table;
 use runtime::run_until_complete;
 
 fn bounded<T: Send + 'static>(test: impl AsyncFnOnce() -> T + Send + 'static) -> T {
@@ -266,5 +267,43 @@ fn lookups_asked_at_once_each_get_their_own_answer() {
                 _ => assert_eq!(found, Ok(None), "{id}"),
             }
         }
+    });
+}
+
+#[test]
+fn two_services_making_the_table_at_once_both_start() {
+    // The api and the store started together on a database without the
+    // table: the second's CREATE TABLE IF NOT EXISTS waited for the first's
+    // transaction, then failed on pg_type's unique index, and its service
+    // exited. Here the first's transaction is held open until the second is
+    // seen waiting, so the race happens every time.
+    let server = PgServer::start();
+    let config = config(&server.url());
+    bounded(async move || {
+        let mut first = Client::connect(&config).await.unwrap();
+        let mut second = Client::connect(&config).await.unwrap();
+        let mut watch = Client::connect(&config).await.unwrap();
+        first.execute("BEGIN", &[]).await.unwrap();
+        first.execute(table::SCHEMA, &[]).await.unwrap();
+        let racing = runtime::spawn(async move { second.execute(table::SCHEMA, &[]).await });
+        let waiting = "SELECT count(*)::text FROM pg_stat_activity WHERE wait_event_type = 'Lock'";
+        let mut polls = 0;
+        loop {
+            let rows = watch.query(waiting, &[]).await.unwrap();
+            if rows[0][0].as_deref() == Some("1") {
+                break;
+            }
+            polls += 1;
+            assert!(polls < 2_000, "the second never waited for the first");
+            runtime::sleep(Duration::from_millis(5)).await;
+        }
+        first.execute("COMMIT", &[]).await.unwrap();
+        let second = racing.await.unwrap();
+        assert!(second.is_ok(), "{second:?}");
+        let rows = watch
+            .query("SELECT count(*)::text FROM jobs", &[])
+            .await
+            .unwrap();
+        assert_eq!(rows[0][0].as_deref(), Some("0"));
     });
 }
