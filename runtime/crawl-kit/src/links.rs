@@ -10,6 +10,7 @@
 //! Stages 1 and 2 find hrefs with [`extract_links`]'s tree walk; stage 3
 //! finds them with its own scanner and hands them to [`resolve_hrefs`].
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use html5ever::tendril::TendrilSink;
@@ -60,6 +61,23 @@ pub enum Link {
 /// are not URLs come back as written, each once. Stage 3 accounts for every
 /// one of them; stages 1 and 2 keep the http(s) URLs ([`resolve_hrefs`]).
 pub fn resolve_all(hrefs: &[Href], page_url: &Url) -> Vec<Link> {
+    resolve_all_encoded(hrefs, page_url, None)
+}
+
+/// How a page in a legacy encoding encodes a URL's query: the URL standard,
+/// as HTML applies it, writes the query of every link of a document in the
+/// document's own encoding (`?q=テスト` on a Shift_JIS page is
+/// `?q=%83e%83X%83g`, what a browser requests), and only the query.
+pub type QueryEncoding<'a> = &'a dyn Fn(&str) -> Cow<'_, [u8]>;
+
+/// [`resolve_all`], for a page whose queries are encoded by `query` (`None`:
+/// UTF-8, as for a page in UTF-8 or UTF-16).
+pub fn resolve_all_encoded(
+    hrefs: &[Href],
+    page_url: &Url,
+    query: Option<QueryEncoding<'_>>,
+) -> Vec<Link> {
+    let resolve = |base: &Url, href: &str| resolve_in(base, href, query);
     // `<base href>` changes how every other link resolves. Its own href is
     // resolved against the page URL, as the HTML standard says, and a base
     // that cannot serve as one (`javascript:...`, `data:...`, anything a
@@ -135,10 +153,14 @@ fn hrefs_in_order(document: &Handle) -> Vec<Href> {
 }
 
 /// Resolves `href` against `base` without its fragment, or `None` if it is
-/// not a valid URL. Surrounding whitespace is not part of an href (the HTML
-/// standard strips it).
-fn resolve(base: &Url, href: &str) -> Option<Url> {
-    let mut url = base.join(href.trim_ascii()).ok()?;
+/// not a valid URL, its query encoded by `query`. Surrounding whitespace is
+/// not part of an href (the HTML standard strips it).
+fn resolve_in(base: &Url, href: &str, query: Option<QueryEncoding<'_>>) -> Option<Url> {
+    let mut url = Url::options()
+        .base_url(Some(base))
+        .encoding_override(query)
+        .parse(href.trim_ascii())
+        .ok()?;
     url.set_fragment(None);
     Some(url)
 }

@@ -24,7 +24,9 @@ use std::thread::JoinHandle;
 
 use url::Url;
 
-use crawl_kit::links::{Link, resolve_all};
+use std::borrow::Cow;
+
+use crawl_kit::links::{Link, QueryEncoding, resolve_all_encoded};
 use runtime::oneshot;
 
 use crate::links::charset::decode;
@@ -51,9 +53,17 @@ pub struct ParsedPage {
 /// tags.
 pub fn parse_page(body: &[u8], header_charset: Option<&str>, page_url: &Url) -> ParsedPage {
     let decoded = decode(body, header_charset);
+    // A link's query is written in the page's encoding, as a browser
+    // writes it; UTF-16 pages, like UTF-8 ones, use UTF-8 (the URL
+    // standard's "output encoding").
+    let legacy = encoding_rs::Encoding::for_label(decoded.encoding.as_bytes())
+        .map(|encoding| encoding.output_encoding())
+        .filter(|&encoding| encoding != encoding_rs::UTF_8);
+    let encode = legacy.map(|encoding| query_encoder(move |query| encode_query(encoding, query)));
+    let query = encode.as_ref().map(|encode| encode as QueryEncoding<'_>);
     let mut links = Vec::new();
     let mut invalid = Vec::new();
-    for link in resolve_all(&scan_hrefs(&decoded.text), page_url) {
+    for link in resolve_all_encoded(&scan_hrefs(&decoded.text), page_url, query) {
         match link {
             Link::Url(url) => links.push(url),
             Link::Invalid(href) => invalid.push(href),
@@ -66,6 +76,41 @@ pub fn parse_page(body: &[u8], header_charset: Option<&str>, page_url: &Url) -> 
     }
 }
 // ANCHOR_END: parse_page
+
+/// `query` in `encoding`, as the URL standard encodes a query: a character
+/// the encoding lacks becomes `%26%23` and its number and `%3B` (the URL
+/// parser leaves `%` as it is), not the `&#...;` of an HTML form.
+fn encode_query<'a>(encoding: &'static encoding_rs::Encoding, query: &'a str) -> Cow<'a, [u8]> {
+    let (bytes, _, unmappable) = encoding.encode(query);
+    if !unmappable {
+        return bytes;
+    }
+    let mut encoder = encoding.new_encoder();
+    let mut out = Vec::with_capacity(query.len() + 16);
+    let mut rest = query;
+    let mut buf = vec![0u8; query.len() * 4 + 16];
+    loop {
+        let (result, read, written) =
+            encoder.encode_from_utf8_without_replacement(rest, &mut buf, true);
+        out.extend_from_slice(&buf[..written]);
+        rest = &rest[read..];
+        match result {
+            encoding_rs::EncoderResult::InputEmpty => return Cow::Owned(out),
+            encoding_rs::EncoderResult::Unmappable(c) => {
+                out.extend_from_slice(format!("%26%23{}%3B", u32::from(c)).as_bytes());
+            }
+            encoding_rs::EncoderResult::OutputFull => {}
+        }
+    }
+}
+
+/// A closure that encodes a query, with the lifetimes the URL parser asks.
+fn query_encoder<F>(f: F) -> F
+where
+    F: for<'a> Fn(&'a str) -> Cow<'a, [u8]>,
+{
+    f
+}
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -183,6 +228,29 @@ mod tests {
 
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_query_is_written_in_the_page_s_encoding_and_a_path_in_utf_8() {
+        // `<a href="/ok/テスト?q=テスト">` in Shift_JIS: テ is 83 65, ス 83 58,
+        // ト 83 67. A browser requests the path in UTF-8 and the query in
+        // the page's encoding, and so do we.
+        let page = b"<a href=\"/ok/\x83e\x83X\x83g?q=\x83e\x83X\x83g\">x</a>";
+        let parsed = parse_page(page, Some("shift_jis"), &url("http://h/"));
+        assert_eq!(parsed.encoding, "shift_jis");
+        assert_eq!(
+            parsed.links,
+            [url(
+                "http://h/ok/%E3%83%86%E3%82%B9%E3%83%88?q=%83e%83X%83g"
+            )]
+        );
+        // A character the encoding lacks is a numeric reference, as the
+        // URL standard says; a UTF-8 page's query is UTF-8.
+        let page = b"<a href=\"/q?q=\x83e&#x1F600;\">x</a>";
+        let parsed = parse_page(page, Some("shift_jis"), &url("http://h/"));
+        assert_eq!(parsed.links, [url("http://h/q?q=%83e%26%23128512%3B")]);
+        let parsed = parse_page("<a href=/q?q=テ>x</a>".as_bytes(), None, &url("http://h/"));
+        assert_eq!(parsed.links, [url("http://h/q?q=%E3%83%86")]);
     }
 
     #[test]
