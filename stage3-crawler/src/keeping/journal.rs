@@ -113,12 +113,19 @@ impl Replayed {
     }
 
     /// Sets aside the statistics of responses the crawl's archive does not
-    /// hold (`--warc`: its writer was behind when the crawl was killed), so
-    /// that their URLs are fetched again. Returns how many.
+    /// hold (`--warc`: its writer was behind when the crawl was killed, or
+    /// the disk filled), so that their URLs are fetched again. Returns how
+    /// many. Every response the client heard is archived, a failed one too
+    /// (a body that would not decode, a compression bomb: the statistic has
+    /// a status and an exception); only a URL that got no response at all
+    /// has nothing to keep. (A body over `--max-body` is dropped before it
+    /// is archived: such a URL is fetched again, and fails again.)
     pub fn forget_unarchived(&mut self, archived: &HashSet<String>) -> usize {
         let before = self.done.len();
-        self.done
-            .retain(|stat| stat.exception.is_some() || archived.contains(&stat.url));
+        self.done.retain(|stat| {
+            let no_response = stat.exception.is_some() && stat.status.is_none();
+            no_response || archived.contains(&stat.url)
+        });
         before - self.done.len()
     }
 }
@@ -648,6 +655,31 @@ mod tests {
             num_new_urls: 1,
             wire_size: 3,
         }
+    }
+
+    #[test]
+    fn a_failed_response_the_archive_lost_is_fetched_again() {
+        let failure = |url: &str, status| FetchStatistic {
+            status,
+            exception: Some(crate::stats::Exception {
+                kind: "decode",
+                message: "not gzip".into(),
+            }),
+            ..stat(url)
+        };
+        let mut replayed = Replayed {
+            done: vec![
+                stat("http://h/kept"),
+                stat("http://h/lost"),
+                failure("http://h/bad-gzip", Some(200)),
+                failure("http://h/refused", None),
+            ],
+            ..Replayed::default()
+        };
+        let archived: HashSet<String> = ["http://h/kept".to_string()].into();
+        assert_eq!(replayed.forget_unarchived(&archived), 2);
+        let left: Vec<&str> = replayed.done.iter().map(|s| s.url.as_str()).collect();
+        assert_eq!(left, ["http://h/kept", "http://h/refused"]);
     }
 
     /// A crawl of two pages: the root, done, and its link, queued.
