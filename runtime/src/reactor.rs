@@ -184,6 +184,11 @@ impl<S: Source> Registration<S> {
                 });
                 return Poll::Pending;
             }
+            // Ready, but the task has done its share for this poll: it
+            // yields, and is woken to come back (see `POLL_BUDGET`).
+            if !crate::task::spend_budget(cx) {
+                return Poll::Pending;
+            }
             match op(&self.io) {
                 // Rule 3: WouldBlock clears readiness (and so does a
                 // short read, in `poll_read`).
@@ -350,6 +355,45 @@ mod tests {
             })
             .await;
             assert_eq!(&buf, b"ping");
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_task_whose_socket_is_always_ready_still_lets_others_run() {
+        // A read that always succeeds is a peer that keeps the socket full:
+        // without a budget the reader would never return `Pending`, and the
+        // other task would run only after all its reads.
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            let (a, _b) = mio::net::UnixStream::pair().unwrap();
+            let reg = std::rc::Rc::new(Registration::new(a).unwrap());
+            reg.simulate_event(Readiness {
+                readable: true,
+                ..Readiness::default()
+            });
+            let other_ran = std::rc::Rc::new(Cell::new(false));
+            let reader = {
+                let (reg, other_ran) = (reg.clone(), other_ran.clone());
+                crate::spawn(async move {
+                    let mut reads = 0;
+                    while !other_ran.get() && reads < 10 * crate::task::POLL_BUDGET {
+                        let _: io::Result<usize> =
+                            poll_fn(|cx| reg.poll_io(cx, Direction::Read, |_| Ok(1))).await;
+                        reads += 1;
+                    }
+                    reads
+                })
+            };
+            let other = {
+                let other_ran = other_ran.clone();
+                crate::spawn(async move { other_ran.set(true) })
+            };
+            let reads = reader.await.unwrap();
+            other.await.unwrap();
+            // POLL_BUDGET reads, then a yield, in which the other task ran;
+            // the read that yielded completes when the reader is back.
+            assert_eq!(reads, crate::task::POLL_BUDGET + 1);
         })
         .unwrap();
     }

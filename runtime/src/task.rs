@@ -91,6 +91,36 @@ pub(crate) enum WaitsOn {
 thread_local! {
     /// What the task being polled waits on, as its futures note it.
     static WAITS_ON: Cell<WaitsOn> = const { Cell::new(WaitsOn::Unknown) };
+    /// How many more ready I/O operations the task being polled may do
+    /// before it yields; `None` outside a task's poll.
+    static BUDGET: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// Ready I/O operations a task may do in one poll. A task that reads until
+/// `WouldBlock` never returns while its peer keeps the socket full, and no
+/// other task runs meanwhile: a budget, as tokio's cooperative scheduling
+/// has, makes it yield now and then. 128 reads of 4 KiB is half a
+/// megabyte, far more than any of our tasks takes in one poll unless a
+/// peer floods it.
+pub const POLL_BUDGET: u32 = 128;
+
+/// Spends one unit of the polled task's budget on an I/O operation that is
+/// ready. If it is spent, wakes the task (which then runs again after
+/// every task that is ready now) and returns false: the operation must
+/// return `Pending` instead.
+#[inline]
+pub(crate) fn spend_budget(cx: &Context<'_>) -> bool {
+    BUDGET.with(|budget| match budget.get() {
+        None => true,
+        Some(0) => {
+            cx.waker().wake_by_ref();
+            false
+        }
+        Some(left) => {
+            budget.set(Some(left - 1));
+            true
+        }
+    })
 }
 
 /// Notes what the task being polled waits on: called by a future that
@@ -225,9 +255,12 @@ impl<F: Future + 'static> Runnable for Task<F> {
             self.state.set(TaskState::Running);
             recorder::record(|| Event::PollStart { task: self.id });
             WAITS_ON.set(WaitsOn::Unknown);
+            BUDGET.set(Some(POLL_BUDGET));
             // A panic in one task must not take the loop and every other task
             // down with it; it becomes that task's result instead.
-            panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
+            let poll = panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+            BUDGET.set(None);
+            poll
         };
         let outcome = match poll {
             Ok(Poll::Pending) if !self.cancel_requested.get() => {
