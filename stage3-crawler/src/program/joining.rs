@@ -59,6 +59,66 @@ pub struct SharedRules {
     delay_ms: u64,
     max_crawl_delay_ms: u64,
     lease_ms: u64,
+    /// Absent in crawls made before --max-body was a rule of the crawl:
+    /// each process then kept its own.
+    #[serde(default)]
+    max_body: Option<u64>,
+}
+
+/// Which options of the command line are the crawl's rules (decided when
+/// the crawl is created, taken from Redis by every process that joins it,
+/// refused when a joiner passes another value: what they decide must not
+/// depend on which process fetched a URL) and which are each process's
+/// own (how it runs and reports, and how hard it tries over its own
+/// network). Every option is in this table: a test walks `--help`.
+pub const OPTIONS: &[(&str, Scope)] = &[
+    ("roots", Scope::Crawl),
+    ("strict", Scope::Crawl),
+    ("lenient", Scope::Crawl),
+    ("exclude", Scope::Crawl),
+    ("max_pages", Scope::Crawl),
+    ("ignore_robots", Scope::Crawl),
+    ("user_agent", Scope::Crawl),
+    ("max_redirect", Scope::Crawl),
+    ("max_url_length", Scope::Crawl),
+    ("max_path_repetition", Scope::Crawl),
+    ("max_query_variants", Scope::Crawl),
+    ("max_depth", Scope::Crawl),
+    ("sitemaps", Scope::Crawl),
+    ("per_host", Scope::Crawl),
+    ("delay", Scope::Crawl),
+    ("max_crawl_delay", Scope::Crawl),
+    ("lease", Scope::Crawl),
+    // A body over it fails its URL, whoever fetched it.
+    ("max_body", Scope::Crawl),
+    ("max_tasks", Scope::Process),
+    // Tries and timeouts answer this process's network, not the site.
+    ("max_tries", Scope::Process),
+    ("connect_timeout", Scope::Process),
+    ("read_timeout", Scope::Process),
+    ("fetch_timeout", Scope::Process),
+    ("resolve", Scope::Process),
+    ("ca_file", Scope::Process),
+    ("parse_threads", Scope::Process),
+    ("verbose", Scope::Process),
+    ("quiet", Scope::Process),
+    ("report", Scope::Process),
+    ("progress", Scope::Process),
+    ("warc", Scope::Process),
+    ("state", Scope::Process),
+    ("frontier", Scope::Process),
+    ("report_only", Scope::Process),
+    ("frontier_clear", Scope::Process),
+    ("frontier_patience", Scope::Process),
+];
+
+/// Whose an option is, in a shared crawl (see [`OPTIONS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The crawl's: the roots, and the rules in its identity.
+    Crawl,
+    /// Each process's own.
+    Process,
 }
 
 /// What the crawl's `identity` in Redis holds.
@@ -88,6 +148,7 @@ impl SharedRules {
             delay_ms: millis(args.delay),
             max_crawl_delay_ms: millis(args.max_crawl_delay),
             lease_ms: millis(args.lease),
+            max_body: Some(args.max_body),
         }
     }
 
@@ -152,17 +213,32 @@ impl SharedRules {
                 ms(self.max_crawl_delay_ms),
             ),
             (&["lease"], "--lease", ms(self.lease_ms)),
+            (
+                &["max_body"],
+                "--max-body",
+                // A crawl older than the rule has none: the joiner's own.
+                or_none(self.max_body.map(|n| n.to_string())),
+            ),
         ]
     }
 
     /// The options given on the command line (`explicit`) that differ
     /// from the crawl's, in words.
     fn conflicts(&self, crawl: &SharedRules, explicit: &[String]) -> Vec<String> {
+        // Only the crawl's rules can conflict: the rest is each process's.
+        let explicit: Vec<&String> = explicit
+            .iter()
+            .filter(|id| {
+                OPTIONS
+                    .iter()
+                    .any(|(option, scope)| option == id && *scope == Scope::Crawl)
+            })
+            .collect();
         self.each()
             .into_iter()
             .zip(crawl.each())
             .filter(|((ids, _, ours), (_, _, theirs))| {
-                ours != theirs && ids.iter().any(|id| explicit.iter().any(|e| e == id))
+                ours != theirs && ids.iter().any(|id| explicit.iter().any(|e| *e == id))
             })
             .map(|((_, name, ours), (_, _, theirs))| {
                 format!("{name} is {ours} here, {theirs} in the crawl")
@@ -190,6 +266,9 @@ impl SharedRules {
         }
         if self.max_pages == Some(0) {
             return Err("--max-pages is 0; it must be at least 1".into());
+        }
+        if self.max_body == Some(0) {
+            return Err("--max-body is 0; it must be at least 1".into());
         }
         type Parse = fn(&str) -> Result<Duration, String>;
         for (name, ms, parse) in [
@@ -244,6 +323,9 @@ impl SharedRules {
         args.delay = Duration::from_millis(self.delay_ms);
         args.max_crawl_delay = Duration::from_millis(self.max_crawl_delay_ms);
         args.lease = Duration::from_millis(self.lease_ms);
+        if let Some(max_body) = self.max_body {
+            args.max_body = max_body;
+        }
         Ok(args)
     }
 
@@ -499,7 +581,8 @@ pub async fn clear(url: &RedisUrl) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use clap::{CommandFactory, Parser};
+    use std::collections::BTreeSet;
 
     fn rules() -> SharedRules {
         SharedRules::of(&Args::try_parse_from(["c", "x.org"]).unwrap())
@@ -543,5 +626,59 @@ mod tests {
             refused(|r| r.lease_ms = 0),
             "--lease: \"0ms\" is not a usable duration"
         );
+        assert_eq!(
+            refused(|r| r.max_body = Some(0)),
+            "--max-body is 0; it must be at least 1"
+        );
+    }
+
+    #[test]
+    fn every_option_of_help_is_the_crawl_s_or_the_process_s() {
+        let command = Args::command();
+        let listed: BTreeSet<&str> = command
+            .get_arguments()
+            .map(|arg| arg.get_id().as_str())
+            .filter(|id| !matches!(*id, "help" | "version"))
+            .collect();
+        let classified: BTreeSet<&str> = OPTIONS.iter().map(|(id, _)| *id).collect();
+        assert_eq!(listed, classified, "options --help lists against OPTIONS");
+        assert_eq!(
+            OPTIONS.len(),
+            classified.len(),
+            "an option twice in OPTIONS"
+        );
+        // The crawl's rules are exactly those its identity keeps (the
+        // roots apart, which the identity holds on their own).
+        let kept: BTreeSet<&str> = rules()
+            .each()
+            .into_iter()
+            .flat_map(|(ids, _, _)| ids.iter().copied())
+            .collect();
+        let crawl: BTreeSet<&str> = OPTIONS
+            .iter()
+            .filter(|(id, scope)| *scope == Scope::Crawl && *id != "roots")
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(kept, crawl);
+    }
+
+    #[test]
+    fn a_joiner_takes_the_crawl_s_max_body_and_may_not_pass_another() {
+        let crawl =
+            SharedRules::of(&Args::try_parse_from(["c", "x.org", "--max-body", "1M"]).unwrap());
+        let joiner = Args::try_parse_from(["c"]).unwrap();
+        assert_eq!(crawl.apply(&joiner).unwrap().max_body, 1 << 20);
+        let mut other = Args::try_parse_from(["c", "--max-body", "1K"]).unwrap();
+        other.explicit = vec!["max_body".into()];
+        assert_eq!(
+            SharedRules::of(&other).conflicts(&crawl, &other.explicit),
+            ["--max-body is 1024 here, 1048576 in the crawl"]
+        );
+        // A crawl made before the rule: the joiner keeps its own.
+        let old = SharedRules {
+            max_body: None,
+            ..crawl
+        };
+        assert_eq!(old.apply(&other).unwrap().max_body, 1 << 10);
     }
 }
