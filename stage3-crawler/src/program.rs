@@ -34,7 +34,7 @@ use ps::Ps;
 /// program lived in `cli.rs`, which users' scripts may match
 /// (`INFO stage3_crawler::cli: archived ...`).
 const LOG: &str = "stage3_crawler::cli";
-use crate::sharing::shared::Shared;
+use crate::sharing::shared::{STATE_KEPT, Shared};
 
 /// Sends log records to env_logger, erasing the progress line first.
 struct Logger {
@@ -413,11 +413,12 @@ fn crawl(
         eprintln!("Interrupted");
     }
     if let (Outcome::Lost, Some(url)) = (outcome, &args.frontier) {
+        // Why, and where the crawl's state is (gone, if it was cleared).
         eprintln!(
-            "Stopped: {}. The crawl's state is in Redis: run the command again to go on with it.",
+            "Stopped: {}.",
             crawler
                 .stopped_by()
-                .unwrap_or_else(|| format!("lost redis at {url}"))
+                .unwrap_or_else(|| format!("lost redis at {url}. {STATE_KEPT}"))
         );
     }
     // The journal is complete before the report says so; if it could not

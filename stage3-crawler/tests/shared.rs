@@ -480,6 +480,35 @@ fn redis_restarting_mid_crawl_costs_a_wait_and_redis_gone_stops_the_crawl() {
 }
 
 #[test]
+fn a_crawl_cleared_under_a_running_process_is_gone_not_kept() {
+    let site = slow_site();
+    let total = reference_requests(&site);
+    let redis = RedisServer::start();
+    let frontier = redis.url("cleared").to_string();
+    let a = first(&site, &frontier, &[]);
+    assert!(site.wait_until(Duration::from_secs(30), |c| c.requests >= total / 3));
+    clear(&frontier, &frontier);
+    let out = output(a);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is gone from Redis"), "{stderr}");
+    // Running the command again would start a new crawl: it must not say
+    // the state is there to go on with.
+    assert!(
+        !stderr.contains("The crawl's state is in Redis"),
+        "{stderr}"
+    );
+}
+
+/// How many requests a lone crawl of `site` makes; the counters are reset.
+fn reference_requests(site: &DemoSite) -> u64 {
+    reference(site);
+    let total = site.counters().requests;
+    site.reset_counters();
+    total
+}
+
+#[test]
 fn a_crawl_delay_holds_across_processes() {
     let delay = Duration::from_millis(30);
     let site = common::crawl_delay_site(delay);

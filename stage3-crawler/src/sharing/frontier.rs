@@ -432,13 +432,18 @@ impl Frontier {
     /// The crawl's keys vanished under us: a Redis that restarted without
     /// keeping its data, a flush, an eviction, `--frontier-clear`. Going on
     /// would look like a finished crawl.
+    /// (`NotFound`: the crawl's state is not in Redis any more, and running
+    /// the command again would start a new crawl.)
     fn gone(&self) -> io::Error {
-        io::Error::other(format!(
-            "the crawl at {} is gone from Redis (restarted without its data, flushed, evicted \
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "the crawl at {} is gone from Redis (restarted without its data, flushed, evicted \
              or cleared): run Redis with persistence (appendonly yes) and \
              maxmemory-policy noeviction",
-            self.url
-        ))
+                self.url
+            ),
+        )
     }
 
     /// A key of the crawl's first shard.

@@ -78,6 +78,10 @@ pub struct Shared {
     every_link: bool,
 }
 
+/// What a process that lost Redis says of the crawl's state.
+pub const STATE_KEPT: &str =
+    "The crawl's state is in Redis: run the command again to go on with it";
+
 /// The most URLs completed in one script.
 const MAX_BATCH: usize = 64;
 
@@ -578,7 +582,13 @@ impl WorkQueue for SharedQueue {
                 runtime::Either::Left(Ok(())) => Outcome::Completed,
                 runtime::Either::Left(Err(e)) => {
                     crawl.log().error(format_args!("{e}"));
-                    *shared.stopped_by.borrow_mut() = Some(e.to_string());
+                    // Where the crawl's state is: still in Redis (run the
+                    // command again), unless the crawl is gone from it.
+                    let stopped = match e.kind() {
+                        io::ErrorKind::NotFound => e.to_string(),
+                        _ => format!("{e}. {STATE_KEPT}"),
+                    };
+                    *shared.stopped_by.borrow_mut() = Some(stopped);
                     Outcome::Lost
                 }
                 runtime::Either::Right(runtime::Either::Left(never))
