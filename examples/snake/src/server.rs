@@ -588,7 +588,12 @@ async fn play(
                 },
                 Ok(None) => break,
                 Err(e) => {
-                    let _ = write(stream, &websocket::close_frame(e.code, e.reason)).await;
+                    if write(stream, &websocket::close_frame(e.code, e.reason))
+                        .await
+                        .is_ok()
+                    {
+                        drain(stream, &mut buf).await;
+                    }
                     return Ended::Protocol(e);
                 }
             }
@@ -639,6 +644,26 @@ async fn await_close(stream: &mut TcpStream, decoder: &mut Decoder, buf: &mut [u
         }
     };
     let _ = timeout(CLOSE_WAIT, answered).await;
+}
+
+/// After our close frame for a protocol error, when what the client sends
+/// can no longer be read as frames: says we are done (a FIN), then reads
+/// and drops what the client still sends until it closes too, or
+/// [`CLOSE_WAIT`] passes. Dropped at once with the client's bytes unread,
+/// the socket would be reset, and a client still writing would see
+/// ECONNRESET instead of our close frame (RFC 6455 7.1.1: close TCP
+/// cleanly).
+async fn drain(stream: &mut TcpStream, buf: &mut [u8]) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let drained = async {
+        loop {
+            match stream.read(buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    let _ = timeout(CLOSE_WAIT, drained).await;
 }
 
 /// Writes all of `bytes`, or fails after [`IO_TIMEOUT`]: a client that

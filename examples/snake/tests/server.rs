@@ -415,6 +415,35 @@ fn bad_input_closes_that_connection_with_the_right_code_and_the_game_goes_on() {
 }
 
 #[test]
+fn a_client_still_writing_after_a_protocol_error_gets_the_close_frame_not_a_reset() {
+    let addr = start_in_thread(options()).unwrap();
+    let mut client = Client::open(addr, "writer");
+    hello(&mut client);
+    // A message over the limit (1009), and more of it after: the client
+    // is still writing when the server gives up on it.
+    let mut frame = vec![0x82, 0x80 | 127];
+    frame.extend_from_slice(&(1u64 << 40).to_be_bytes());
+    frame.extend_from_slice(&[1, 2, 3, 4]);
+    client.stream.write_all(&frame).unwrap();
+    let mut writer = client.stream.try_clone().unwrap();
+    let more = std::thread::spawn(move || {
+        let chunk = [0u8; 16 * 1024];
+        for _ in 0..16 {
+            if writer.write_all(&chunk).is_err() {
+                return false;
+            }
+        }
+        writer.shutdown(std::net::Shutdown::Write).is_ok()
+    });
+    assert_eq!(client.close_code(), 1009);
+    assert!(client.at_eof(), "the connection was reset");
+    assert!(
+        more.join().unwrap(),
+        "the server stopped taking the client's bytes"
+    );
+}
+
+#[test]
 fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
     // A view as big as a frame allows (255 by 255 cells: 65 KB a full
     // frame), and a sleeper whose socket takes 4 KiB: its first frame is
