@@ -52,7 +52,19 @@ pub fn crate_dir() -> &'static Path {
 /// sentence that says what went wrong.
 pub fn build(side: Side) -> Result<TestBinary, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    // Run from `cargo run`, the runner has the variables cargo sets for
+    // the package it runs (CARGO_MANIFEST_DIR, CARGO_PKG_*, OUT_DIR...).
+    // Handed down to the inner `cargo test`, they reach the build scripts
+    // it runs, and ring's watches them: each build then sees them change
+    // from the last, and rebuilds ring and all above it (rustls, stage 3,
+    // the exercises), 15 to 55 s a check with nothing changed.
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(inherited_from_cargo_run) {
+            command.env_remove(&name);
+        }
+    }
+    let output = command
         .args([
             "test",
             "--quiet",
@@ -78,6 +90,25 @@ pub fn build(side: Side) -> Result<TestBinary, String> {
         .map_err(|e| format!("could not run {}: {e}", path.display()))?;
     let tests = libtest::parse_list(&String::from_utf8_lossy(&list.stdout));
     Ok(TestBinary { path, tests })
+}
+
+/// Whether `name` is a variable `cargo run` sets for the package it runs,
+/// which no build of another command should see. `CARGO` itself (which
+/// cargo to run) and the user's own settings (`CARGO_HOME`,
+/// `CARGO_TARGET_DIR`...) stay.
+fn inherited_from_cargo_run(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_RUSTC_CURRENT_DIR"
+                | "OUT_DIR"
+        )
 }
 
 /// The test binary's path, from cargo's JSON messages.
