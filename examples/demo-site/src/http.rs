@@ -33,11 +33,6 @@ pub(crate) struct Request {
     pub accept_encoding: Option<String>,
 }
 
-/// The path of a request target (`/path?query`): what routing looks at.
-pub(crate) fn path_of(target: &str) -> &str {
-    target.split_once('?').map_or(target, |(path, _)| path)
-}
-
 /// The result of waiting for the next request on a connection.
 pub(crate) enum Incoming {
     Request(Request),

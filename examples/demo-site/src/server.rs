@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use crate::Counters;
 use crate::compress::{self, Coding};
-use crate::content::{Fault, Resource, Route, Site};
-use crate::http::{Connection, Framing, Incoming, Request, encode_response, path_of};
+use crate::content::{Fault, Resource, Route, Site, path_of};
+use crate::http::{Connection, Framing, Incoming, Request, encode_response};
 use crate::tls::{self, ServerConfig, Stream};
 
 /// An idle keep-alive connection is closed after this long, so threads of

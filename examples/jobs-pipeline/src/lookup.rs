@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::Duration;
 
 use runtime::{JoinHandle, Queue, oneshot, spawn};
 
@@ -27,6 +28,11 @@ const MAX_BATCH: usize = 500;
 /// What a lookup answers: the stored job, none, or why the table could not
 /// say.
 pub type Found = Result<Option<Job>, String>;
+
+/// How long a batch of lookups waits for PostgreSQL: as long as the api
+/// waits for any service before it answers 503 (its `BROKER_TIMEOUT` is
+/// this).
+pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A request's id and where its answer goes.
 type Asked = (u64, oneshot::Sender<Found>);
@@ -101,7 +107,7 @@ async fn find_all(
     let array = format!("{{{}}}", list.join(","));
     let params = [Some(array.as_str())];
     let query = db.query(table::FIND_ANY, &params);
-    let rows = match runtime::timeout(crate::api::BROKER_TIMEOUT, query).await {
+    let rows = match runtime::timeout(QUERY_TIMEOUT, query).await {
         Ok(Ok(rows)) => rows,
         Ok(Err(e)) => return Err(e.to_string()),
         Err(elapsed) => return Err(format!("postgres {elapsed}")),

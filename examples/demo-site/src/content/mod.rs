@@ -259,7 +259,7 @@ impl Site {
     /// ignores the query, so `/pages/a/0.html?x=1` is page 0 again (but a
     /// different URL to a crawler).
     pub(crate) fn route(&self, target: &str) -> Route {
-        let path = crate::http::path_of(target);
+        let path = path_of(target);
         if self.large {
             // Generated each time: a million pages kept would be gigabytes.
             return Route::Resource(Arc::new(self.large_resource(path)));
@@ -457,6 +457,11 @@ fn canonical_number(s: &str) -> Option<u64> {
     let canonical =
         !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     if canonical { s.parse().ok() } else { None }
+}
+
+/// The path of a request target (`/path?query`): what routing looks at.
+pub(crate) fn path_of(target: &str) -> &str {
+    target.split_once('?').map_or(target, |(path, _)| path)
 }
 
 #[cfg(test)]
