@@ -205,19 +205,12 @@ impl WorkQueue for LocalQueue {
 
     fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()> {
         Box::pin(async move {
-            // Guarded: a bug here must cost this URL's links, not the
-            // `task_done` below, without which `join` would wait forever.
-            let url = work.url.clone();
-            let kept = catch_unwind(async {
+            self.guarded(&work.url, || {
                 self.keep_found(&work, found, |url, from, max_redirect, tag| {
                     self.add_url(url, from, max_redirect, tag)
                 })
-            });
-            if let Err(panic) = kept.await {
-                self.log.error(format_args!(
-                    "recording what {url} led to panicked: {panic}"
-                ));
-            }
+            })
+            .await;
             self.mark_done();
         })
     }
@@ -260,18 +253,12 @@ impl WorkQueue for LocalQueue {
 
     fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()> {
         Box::pin(async move {
-            // Guarded, as `task_done` is.
-            let added = catch_unwind(async {
+            self.guarded(&work.url, || {
                 self.add_listed(&work, listed, |url, from, max_redirect, tag| {
                     self.add_url(url, from, max_redirect, tag)
                 })
-            });
-            if let Err(panic) = added.await {
-                self.log.error(format_args!(
-                    "recording what {} led to panicked: {panic}",
-                    work.url
-                ));
-            }
+            })
+            .await;
             self.mark_done();
         })
     }
@@ -279,6 +266,17 @@ impl WorkQueue for LocalQueue {
 
 /// What a wrapper of the queue uses besides its steps.
 impl LocalQueue {
+    /// Runs `record`, what `url` led to, inside a panic guard: a bug there
+    /// must cost this URL's links, not the `task_done` that follows, without
+    /// which `join` would wait forever.
+    pub async fn guarded(&self, url: &Url, record: impl FnOnce()) {
+        if let Err(panic) = catch_unwind(async { record() }).await {
+            self.log.error(format_args!(
+                "recording what {url} led to panicked: {panic}"
+            ));
+        }
+    }
+
     /// Marks one URL done: what it came to is told first, so that those
     /// who listen have it before the queue hears it is done.
     pub fn mark_done(&self) {

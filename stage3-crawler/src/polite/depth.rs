@@ -24,7 +24,6 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::{Rc, Weak};
 
-use runtime::catch_unwind;
 use url::Url;
 
 use crate::logging::CrawlLog;
@@ -171,18 +170,14 @@ impl WorkQueue for Levels {
 
     fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()> {
         Box::pin(async move {
-            let url = work.url.clone();
-            let kept = catch_unwind(async {
-                self.local
-                    .keep_found(&work, found, |url, from, max_redirect, tag| {
-                        self.add_url(url, from, max_redirect, tag)
-                    })
-            });
-            if let Err(panic) = kept.await {
-                self.log.error(format_args!(
-                    "recording what {url} led to panicked: {panic}"
-                ));
-            }
+            self.local
+                .guarded(&work.url, || {
+                    self.local
+                        .keep_found(&work, found, |url, from, max_redirect, tag| {
+                            self.add_url(url, from, max_redirect, tag)
+                        })
+                })
+                .await;
             self.mark_done(work.tag.depth);
         })
     }
@@ -230,19 +225,14 @@ impl WorkQueue for Levels {
 
     fn done_listing(&self, work: Work, listed: Option<Vec<Url>>) -> Pending<'_, ()> {
         Box::pin(async move {
-            // Guarded, as `task_done` is.
-            let added = catch_unwind(async {
-                self.local
-                    .add_listed(&work, listed, |url, from, max_redirect, tag| {
-                        self.add_url(url, from, max_redirect, tag)
-                    })
-            });
-            if let Err(panic) = added.await {
-                self.log.error(format_args!(
-                    "recording what {} led to panicked: {panic}",
-                    work.url
-                ));
-            }
+            self.local
+                .guarded(&work.url, || {
+                    self.local
+                        .add_listed(&work, listed, |url, from, max_redirect, tag| {
+                            self.add_url(url, from, max_redirect, tag)
+                        })
+                })
+                .await;
             self.mark_done(work.tag.depth);
         })
     }

@@ -560,11 +560,11 @@ impl WorkQueue for SharedQueue {
 
     fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()> {
         Box::pin(async move {
-            let url = work.url.clone();
             let completed = self.shared.complete_fetched(&self.local, &work, found);
             if let Err(panic) = runtime::catch_unwind(completed).await {
                 self.local.log.error(format_args!(
-                    "recording what {url} led to panicked: {panic}"
+                    "recording what {} led to panicked: {panic}",
+                    work.url
                 ));
             }
             self.local.finish_one();
