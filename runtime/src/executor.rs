@@ -166,12 +166,17 @@ impl Runtime {
             // One batch always runs, even when the main future is ready
             // again, so that it cannot starve the tasks by waking itself.
             // More follow while they find something in the queue, up to the
-            // limit.
+            // limit, unless a task spent its I/O budget: its peer keeps it
+            // busy, and the others' sockets and timers are looked at first.
             let mut batches = 0;
             loop {
                 let ran = self.inner.run_ready_tasks();
                 batches += 1;
-                if ran == 0 || batches == BATCHES_PER_TURN || main.is_scheduled() {
+                if ran == 0
+                    || batches == BATCHES_PER_TURN
+                    || main.is_scheduled()
+                    || crate::task::take_budget_spent()
+                {
                     break;
                 }
             }

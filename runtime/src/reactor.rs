@@ -398,6 +398,62 @@ mod tests {
         .unwrap();
     }
 
+    #[test]
+    fn a_task_that_spends_its_budget_lets_the_loop_wake_the_others_before_it_runs_again() {
+        // The reader's socket is always ready. The other task waits for an
+        // event the loop has not seen yet (bytes the reader writes on its
+        // first read): the loop must look at I/O as soon as the reader has
+        // spent one budget, not after its limit of batches of the reader.
+        let rt = Runtime::new().unwrap();
+        rt.block_on(async {
+            let (a, _b) = mio::net::UnixStream::pair().unwrap();
+            let (c, d) = std::os::unix::net::UnixStream::pair().unwrap();
+            c.set_nonblocking(true).unwrap();
+            let reg = std::rc::Rc::new(Registration::new(a).unwrap());
+            reg.simulate_event(Readiness {
+                readable: true,
+                ..Readiness::default()
+            });
+            let other_ran = std::rc::Rc::new(Cell::new(false));
+            let other = {
+                let other_ran = other_ran.clone();
+                crate::spawn(async move {
+                    let waiting = Registration::new(mio::net::UnixStream::from_std(c)).unwrap();
+                    let mut byte = [0u8; 1];
+                    poll_fn(|cx| waiting.poll_io(cx, Direction::Read, |s| (&*s).read(&mut byte)))
+                        .await
+                        .unwrap();
+                    other_ran.set(true);
+                })
+            };
+            let reader = {
+                let (reg, other_ran) = (reg.clone(), other_ran.clone());
+                crate::spawn(async move {
+                    let mut reads = 0;
+                    let mut d = Some(d);
+                    while !other_ran.get() && reads < 100 * crate::task::POLL_BUDGET {
+                        let _: io::Result<usize> =
+                            poll_fn(|cx| reg.poll_io(cx, Direction::Read, |_| Ok(1))).await;
+                        if let Some(mut d) = d.take() {
+                            std::io::Write::write_all(&mut d, b"!").unwrap();
+                        }
+                        reads += 1;
+                    }
+                    reads
+                })
+            };
+            let reads = reader.await.unwrap();
+            other.await.unwrap();
+            // A budget; a yield, in which the loop saw the byte and woke
+            // the other task, queued behind the reader; the reader's
+            // second budget, then the other task; the read that yielded.
+            // (Before the loop looked at I/O after a spent budget, the
+            // reader ran its 64 batches first: 8,321 reads.)
+            assert_eq!(reads, 2 * crate::task::POLL_BUDGET + 1);
+        })
+        .unwrap();
+    }
+
     /// A read into `buf` that counts its system calls in `calls`.
     fn counted_read<'a>(
         calls: &'a Cell<usize>,

@@ -94,6 +94,8 @@ thread_local! {
     /// How many more ready I/O operations the task being polled may do
     /// before it yields; `None` outside a task's poll.
     static BUDGET: Cell<Option<u32>> = const { Cell::new(None) };
+    /// Whether a task spent its budget since the executor last asked.
+    static BUDGET_SPENT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Ready I/O operations a task may do in one poll. A task that reads until
@@ -106,13 +108,15 @@ pub const POLL_BUDGET: u32 = 128;
 
 /// Spends one unit of the polled task's budget on an I/O operation that is
 /// ready. If it is spent, wakes the task (which then runs again after
-/// every task that is ready now) and returns false: the operation must
-/// return `Pending` instead.
+/// every task that is ready now, and after the event loop has looked at
+/// its sockets and timers: see [`take_budget_spent`]) and returns false:
+/// the operation must return `Pending` instead.
 #[inline]
 pub(crate) fn spend_budget(cx: &Context<'_>) -> bool {
     BUDGET.with(|budget| match budget.get() {
         None => true,
         Some(0) => {
+            BUDGET_SPENT.set(true);
             cx.waker().wake_by_ref();
             false
         }
@@ -121,6 +125,17 @@ pub(crate) fn spend_budget(cx: &Context<'_>) -> bool {
             true
         }
     })
+}
+
+/// Whether a task spent its budget since the last call. The executor asks
+/// after each batch, and if one did, looks at I/O and timers before the
+/// next: a task that yields for its budget is ready again at once, and
+/// running batch after batch of it (up to the executor's limit) would
+/// keep a task woken by a timer or a socket waiting all that time. (A
+/// snake player flooding the server with commands held the game loop's
+/// tick for a second and more.)
+pub(crate) fn take_budget_spent() -> bool {
+    BUDGET_SPENT.replace(false)
 }
 
 /// Notes what the task being polled waits on: called by a future that

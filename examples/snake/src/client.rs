@@ -52,10 +52,14 @@ impl Client {
 
     /// Sends a text message, masked as a client must.
     pub async fn send_text(&mut self, text: &str) -> io::Result<()> {
+        self.send(Opcode::Text, text.as_bytes()).await
+    }
+
+    /// Sends one frame, masked, of at most 64 KiB.
+    async fn send(&mut self, opcode: Opcode, payload: &[u8]) -> io::Result<()> {
         self.mask = self.mask.rotate_left(5).wrapping_add(0x6D2B_79F5);
         let mask = self.mask.to_be_bytes();
-        let payload = text.as_bytes();
-        let mut frame = vec![0x80 | Opcode::Text as u8];
+        let mut frame = vec![0x80 | opcode as u8];
         match payload.len() {
             n if n < 126 => frame.push(0x80 | n as u8),
             n => {
@@ -75,11 +79,16 @@ impl Client {
     }
 
     /// The next frame from the server: its opcode bits and payload. `None`
-    /// when the server closed the connection.
+    /// when the server closed the connection. A ping is answered here, as
+    /// a browser does by itself, and not returned.
     pub async fn frame(&mut self) -> io::Result<Option<(u8, Vec<u8>)>> {
         loop {
             if let Some((opcode, payload, used)) = parse_server_frame(&self.buf) {
                 self.buf.drain(..used);
+                if opcode == Opcode::Ping as u8 {
+                    self.send(Opcode::Pong, &payload).await?;
+                    continue;
+                }
                 return Ok(Some((opcode, payload)));
             }
             if self.fill().await? == 0 {

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod game;
+pub mod heartbeat;
 pub mod server;
 pub mod stats;
 pub mod view;

@@ -27,11 +27,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use runtime::{
-    Either, JoinHandle, Queue, TaskBuilder, TcpListener, TcpStream, oneshot, select, sleep,
+    Either, JoinHandle, Queue, Sleep, TaskBuilder, TcpListener, TcpStream, oneshot, select, sleep,
     sleep_until, timeout,
 };
 
 use crate::game::{self, Command, Game, PlayerId};
+use crate::heartbeat::{Due, Heartbeat};
 use crate::stats::TickStats;
 use crate::view::{self, Board, Grid, Viewer};
 use crate::websocket::{self, Decoder, Message, Opcode, ProtocolError};
@@ -68,6 +69,13 @@ const GRACE: Duration = Duration::from_secs(3);
 /// and ten thousand players do not hold gigabytes of the kernel's memory.
 const SEND_BUFFER: usize = 16 * 1024;
 
+/// Commands a player may send the game loop between two of its frames.
+/// The game keeps two turns a tick (and a respawn): more are dropped here,
+/// before they reach the inbox, so that a client sending commands as fast
+/// as loopback takes them can neither grow the inbox without end nor make
+/// a tick take seconds to read it.
+const COMMANDS_PER_TICK: usize = 4;
+
 /// The biggest frame and message a player may send. Commands are a word.
 const MAX_FRAME: usize = 4 * 1024;
 const MAX_MESSAGE: usize = 16 * 1024;
@@ -82,6 +90,12 @@ pub struct Options {
     /// Ticks in a row a player may be behind (its last frame still in its
     /// outbox) before it is dropped as too slow.
     pub max_behind: usize,
+    /// Time from a player's pong (or its joining) to the next ping.
+    pub ping_every: Duration,
+    /// Time a player has to answer a ping before it is dropped: a client
+    /// that stopped reading frees its place this soon, where waiting for
+    /// its send buffer to fill takes half a minute.
+    pub pong_within: Duration,
     /// The cells a player sees around its snake, across and down.
     pub view: (usize, usize),
     /// The field and its food.
@@ -96,6 +110,8 @@ impl Default for Options {
             tick: Duration::from_millis(100),
             max_players: 10_000,
             max_behind: 32,
+            ping_every: Duration::from_secs(5),
+            pong_within: Duration::from_secs(5),
             view: (40, 30),
             game: game::Config::default(),
             seed: 1,
@@ -466,7 +482,13 @@ impl Server {
                 let hello = websocket::text_frame(&format!(
                     "{{\"you\":{player},\"view\":[{width},{height}]}}"
                 ));
-                let ended = play(&mut stream, player, &self.inbox, &outbox, early, hello).await;
+                let heartbeat = Heartbeat::new(
+                    runtime::now(),
+                    self.options.ping_every,
+                    self.options.pong_within,
+                );
+                let (inbox, outbox) = (&self.inbox, &outbox);
+                let ended = play(&mut stream, player, inbox, outbox, heartbeat, early, hello).await;
                 self.inbox.put_nowait(ToGame::Leave(player));
                 ended
             }
@@ -542,14 +564,16 @@ impl std::fmt::Display for Ended {
 
 // ANCHOR: play
 /// A player's connection: commands in, frames out, on one socket. The task
-/// waits for whichever comes first, bytes from the client or a frame in
-/// its outbox; a read that loses the race is dropped, which loses nothing
-/// (a readiness-based read takes bytes only when it completes).
+/// waits for whichever comes first: bytes from the client, a frame in its
+/// outbox, or its heartbeat's next moment (a ping to send, or a pong that
+/// is late). A read that loses the race is dropped, which loses nothing (a
+/// readiness-based read takes bytes only when it completes).
 async fn play(
     stream: &mut TcpStream,
     player: PlayerId,
     inbox: &Queue<ToGame>,
     outbox: &Queue<Out>,
+    mut heartbeat: Heartbeat,
     early: Vec<u8>,
     hello: Vec<u8>,
 ) -> Ended {
@@ -559,13 +583,20 @@ async fn play(
         return Ended::Io(e);
     }
     let mut buf = vec![0u8; 4096];
+    // One timer for the heartbeat, made again only when its moment moves.
+    let mut alarm = sleep_until(heartbeat.next_at());
+    let mut allowance = COMMANDS_PER_TICK;
     loop {
         // Whatever whole messages the bytes so far hold.
         loop {
             match decoder.next_message() {
                 Ok(Some(message)) => match message {
                     Message::Text(text) => match game::parse_command(&text) {
-                        Some(command) => inbox.put_nowait(ToGame::Command(player, command)),
+                        Some(command) if allowance > 0 => {
+                            allowance -= 1;
+                            inbox.put_nowait(ToGame::Command(player, command));
+                        }
+                        Some(_) => {} // more than a tick can use
                         None => log::debug!("player {player}: unknown command {text:?}"),
                     },
                     Message::Binary(_) => log::debug!("player {player}: ignored a binary message"),
@@ -574,7 +605,10 @@ async fn play(
                             return Ended::Io(e);
                         }
                     }
-                    Message::Pong(_) => {}
+                    Message::Pong(payload) => {
+                        heartbeat.pong(&payload, runtime::now());
+                        alarm = sleep_until(heartbeat.next_at());
+                    }
                     Message::Close(close) => {
                         // Answer with the same code, then the TCP close.
                         let code = close.as_ref().map(|(code, _)| *code);
@@ -598,28 +632,84 @@ async fn play(
                 }
             }
         }
-        match select(stream.read(&mut buf), outbox.get()).await {
-            Either::Left(Ok(0)) => return Ended::Closed(None),
-            Either::Left(Ok(n)) => decoder.push(&buf[..n]),
-            Either::Left(Err(e)) => return Ended::Io(e),
-            Either::Right(Out::Frame(frame)) => {
+        match next_event(stream, &mut buf, outbox, &mut alarm).await {
+            Event::Read(Ok(0)) => return Ended::Closed(None),
+            Event::Read(Ok(n)) => decoder.push(&buf[..n]),
+            Event::Read(Err(e)) => return Ended::Io(e),
+            Event::Out(Out::Frame(frame)) => {
+                allowance = COMMANDS_PER_TICK;
                 if let Err(e) = write(stream, &frame).await {
                     return Ended::Io(e);
                 }
             }
-            Either::Right(Out::Close(code, why)) => {
-                if write(stream, &websocket::close_frame(code, why))
-                    .await
-                    .is_ok()
-                {
-                    await_close(stream, &mut decoder, &mut buf).await;
-                }
-                return Ended::Server(why);
+            Event::Out(Out::Close(code, why)) => {
+                return close(stream, &mut decoder, &mut buf, code, why).await;
             }
+            Event::Alarm => match heartbeat.due(runtime::now()) {
+                Some(Due::Ping(payload)) => {
+                    let ping = websocket::ping_frame(&payload);
+                    if let Err(e) = write(stream, &ping).await {
+                        return Ended::Io(e);
+                    }
+                    alarm = sleep_until(heartbeat.next_at());
+                }
+                Some(Due::Silent) => {
+                    // Its place is free from the next tick on, however
+                    // long the close below takes with a client not reading.
+                    inbox.put_nowait(ToGame::Leave(player));
+                    let why = "too slow: no answer to a ping";
+                    return close(stream, &mut decoder, &mut buf, websocket::CLOSE_POLICY, why)
+                        .await;
+                }
+                // Woken early (a timer fires at the millisecond): again.
+                None => alarm = sleep_until(heartbeat.next_at()),
+            },
         }
     }
 }
 // ANCHOR_END: play
+
+/// What a player's task waits for: whichever comes first.
+enum Event {
+    /// Bytes from the client (a read's result).
+    Read(io::Result<usize>),
+    /// Something the game loop put in the outbox.
+    Out(Out),
+    /// The heartbeat's moment came.
+    Alarm,
+}
+
+/// Waits for the first of a read, the outbox and the alarm.
+async fn next_event(
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    outbox: &Queue<Out>,
+    alarm: &mut Sleep,
+) -> Event {
+    match select(select(stream.read(buf), outbox.get()), alarm).await {
+        Either::Left(Either::Left(read)) => Event::Read(read),
+        Either::Left(Either::Right(out)) => Event::Out(out),
+        Either::Right(()) => Event::Alarm,
+    }
+}
+
+/// Closes the connection from our side: our close frame with `code` and
+/// `why`, then the client's answer (see [`await_close`]).
+async fn close(
+    stream: &mut TcpStream,
+    decoder: &mut Decoder,
+    buf: &mut [u8],
+    code: u16,
+    why: &'static str,
+) -> Ended {
+    if write(stream, &websocket::close_frame(code, why))
+        .await
+        .is_ok()
+    {
+        await_close(stream, decoder, buf).await;
+    }
+    Ended::Server(why)
+}
 
 /// After our close frame: reads until the client's close frame answers it,
 /// the connection ends, or [`CLOSE_WAIT`] passes. Then the caller drops

@@ -1,8 +1,8 @@
-//! The snake server against real clients on loopback: a WebSocket client
-//! written here on blocking std sockets (so that it shares nothing with
-//! the server's code but the RFC), the page, the game ticking, bad input
-//! closed with the right codes while the game goes on, a client that
-//! stops reading dropped without slowing anyone else, and Ctrl-C.
+//! The snake server against real clients on loopback (`common`'s, on
+//! blocking std sockets): the page, the game ticking, bad input closed
+//! with the right codes while the game goes on, a client that stops
+//! reading or answers no ping dropped without slowing anyone else, and
+//! Ctrl-C.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use snake::game;
 use snake::server::{Options, start_in_thread};
-use snake::view::{self, Screen};
+use snake::view;
+
+mod common;
+use common::{Client, KEY, connect, hello, hello_of_size};
 
 /// Fast ticks, so that tests are quick.
 fn options() -> Options {
@@ -18,14 +21,6 @@ fn options() -> Options {
         tick: Duration::from_millis(20),
         ..Options::default()
     }
-}
-
-fn connect(addr: SocketAddr) -> TcpStream {
-    let stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    stream
 }
 
 /// Sends a request and reads the response head and body to the end.
@@ -37,197 +32,6 @@ fn http_get(addr: SocketAddr, target: &str) -> (u16, String) {
     let status = text[9..12].parse().unwrap();
     let body = text.split_once("\r\n\r\n").unwrap().1.to_string();
     (status, body)
-}
-
-/// A WebSocket client: the handshake, masked frames out, frames in.
-struct Client {
-    stream: TcpStream,
-    buf: Vec<u8>,
-    /// What the frames so far have shown.
-    screen: Screen,
-}
-
-const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
-
-impl Client {
-    fn open(addr: SocketAddr, name: &str) -> Client {
-        Client::open_on(connect(addr), name)
-    }
-
-    /// A client whose socket takes little before the server must wait:
-    /// a receive buffer of 4 KiB, set before it connects (the window it
-    /// offers is fixed at the handshake).
-    fn open_small(addr: SocketAddr, name: &str) -> Client {
-        let socket =
-            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        socket.set_recv_buffer_size(4096).unwrap();
-        socket.connect(&addr.into()).unwrap();
-        let stream: TcpStream = socket.into();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        Client::open_on(stream, name)
-    }
-
-    fn open_on(stream: TcpStream, name: &str) -> Client {
-        let mut client = Client {
-            stream,
-            buf: Vec::new(),
-            screen: Screen::default(),
-        };
-        client.send_head(&format!(
-            "GET /ws?name={name} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        ));
-        let head = client.read_head();
-        assert!(head.starts_with("HTTP/1.1 101"), "{head}");
-        // The RFC's own example: this key's accept value.
-        assert!(
-            head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
-            "{head}"
-        );
-        client
-    }
-
-    fn raw(addr: SocketAddr) -> Client {
-        Client {
-            stream: connect(addr),
-            buf: Vec::new(),
-            screen: Screen::default(),
-        }
-    }
-
-    fn send_head(&mut self, head: &str) {
-        self.stream.write_all(head.as_bytes()).unwrap();
-    }
-
-    fn read_head(&mut self) -> String {
-        loop {
-            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8(self.buf[..end + 4].to_vec()).unwrap();
-                self.buf.drain(..end + 4);
-                return head;
-            }
-            self.fill();
-        }
-    }
-
-    fn fill(&mut self) -> usize {
-        let mut chunk = [0u8; 65536];
-        let n = self.stream.read(&mut chunk).unwrap();
-        self.buf.extend_from_slice(&chunk[..n]);
-        n
-    }
-
-    /// Sends a frame, masked as a client must (unless `masked` is false,
-    /// to break the rule on purpose).
-    fn send(&mut self, opcode: u8, payload: &[u8], masked: bool) {
-        let mut frame = vec![0x80 | opcode];
-        let mask_bit = if masked { 0x80 } else { 0 };
-        match payload.len() {
-            n if n < 126 => frame.push(mask_bit | n as u8),
-            n if n < 65536 => {
-                frame.push(mask_bit | 126);
-                frame.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                frame.push(mask_bit | 127);
-                frame.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        if masked {
-            let mask = [0x12, 0x34, 0x56, 0x78];
-            frame.extend_from_slice(&mask);
-            frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        } else {
-            frame.extend_from_slice(payload);
-        }
-        self.stream.write_all(&frame).unwrap();
-    }
-
-    fn text(&mut self, text: &str) {
-        self.send(0x1, text.as_bytes(), true);
-    }
-
-    /// The next frame from the server: its opcode and payload. Server
-    /// frames are never masked.
-    fn frame(&mut self) -> (u8, Vec<u8>) {
-        loop {
-            if let Some((opcode, payload, used)) = parse(&self.buf) {
-                self.buf.drain(..used);
-                return (opcode, payload);
-            }
-            assert!(self.fill() > 0, "the server closed without a close frame");
-        }
-    }
-
-    /// The next tick's frame, applied to what this client has seen:
-    /// returns the screen, and whether the frame was full.
-    fn tick(&mut self) -> (&Screen, bool) {
-        loop {
-            let (opcode, payload) = self.frame();
-            if opcode == 0x2 {
-                let full = self.screen.apply(&payload).unwrap();
-                return (&self.screen, full);
-            }
-        }
-    }
-
-    /// The close frame the server sends: its code. Anything before it
-    /// (states still on their way) is skipped.
-    fn close_code(&mut self) -> u16 {
-        loop {
-            let (opcode, payload) = self.frame();
-            if opcode == 0x8 {
-                return u16::from_be_bytes([payload[0], payload[1]]);
-            }
-        }
-    }
-
-    /// True once the server has closed the TCP connection.
-    fn at_eof(&mut self) -> bool {
-        let mut chunk = [0u8; 4096];
-        loop {
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return true,
-                Ok(_) => continue,
-                Err(_) => return false,
-            }
-        }
-    }
-}
-
-fn parse(buf: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
-    if buf.len() < 2 {
-        return None;
-    }
-    assert_eq!(buf[1] & 0x80, 0, "a server frame is never masked");
-    let (len, start) = match buf[1] & 0x7f {
-        126 => (
-            u16::from_be_bytes(buf.get(2..4)?.try_into().ok()?) as usize,
-            4,
-        ),
-        127 => (
-            u64::from_be_bytes(buf.get(2..10)?.try_into().ok()?) as usize,
-            10,
-        ),
-        n => (n as usize, 2),
-    };
-    let payload = buf.get(start..start + len)?.to_vec();
-    Some((buf[0] & 0x0f, payload, start + len))
-}
-
-fn hello(client: &mut Client) -> u64 {
-    hello_of_size(client, (40, 30))
-}
-
-/// The server's first message: the player's id, and the size of its view.
-fn hello_of_size(client: &mut Client, view: (usize, usize)) -> u64 {
-    let (opcode, payload) = client.frame();
-    assert_eq!(opcode, 0x1);
-    let v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
-    assert_eq!(v["view"], serde_json::json!([view.0, view.1]));
-    v["you"].as_u64().unwrap()
 }
 
 #[test]
@@ -502,6 +306,63 @@ fn a_client_that_stops_reading_is_dropped_and_nobody_else_waits() {
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     assert_eq!(sleeper.close_code(), 1008);
+}
+
+#[test]
+fn a_player_that_answers_no_ping_in_time_is_dropped_and_its_place_freed() {
+    // Pings every 100 ms, two seconds to answer: the reader, which answers
+    // each as it reads its frames, has time to spare on a busy machine.
+    let addr = start_in_thread(Options {
+        tick: Duration::from_millis(50),
+        ping_every: Duration::from_millis(100),
+        pong_within: Duration::from_secs(2),
+        // The reader and the mute player fill the game.
+        max_players: 2,
+        ..Options::default()
+    })
+    .unwrap();
+    let mut reader = Client::open(addr, "reader");
+    hello(&mut reader);
+    let mut mute = Client::open(addr, "mute");
+    hello(&mut mute);
+    // The mute player's socket takes every frame (they are small), so
+    // the game never finds it behind: only its silence can drop it. The
+    // reader watches it come, then go.
+    for (want, why) in [
+        (2, "the mute player never joined"),
+        (1, "the mute player was never dropped"),
+    ] {
+        for _ in 0..1000 {
+            if reader.screen.players == want {
+                break;
+            }
+            reader.tick();
+        }
+        assert_eq!(reader.screen.players, want, "{why}");
+    }
+    // Its place is free: a newcomer plays.
+    let mut newcomer = Client::open(addr, "newcomer");
+    hello(&mut newcomer);
+    // What the mute player was sent: ticks, one ping (it owed an answer
+    // from then on), then the close frame saying why, and the end.
+    let mut pings = 0;
+    let (code, reason) = loop {
+        match mute.frame_as_is() {
+            (0x9, _) => pings += 1,
+            (0x8, payload) => {
+                break (
+                    u16::from_be_bytes([payload[0], payload[1]]),
+                    String::from_utf8(payload[2..].to_vec()).unwrap(),
+                );
+            }
+            _ => {}
+        }
+    };
+    assert_eq!(
+        (pings, code, reason.as_str()),
+        (1, 1008, "too slow: no answer to a ping")
+    );
+    assert!(mute.at_eof());
 }
 
 /// The `snake` binary on a free port; its first line names the port.
