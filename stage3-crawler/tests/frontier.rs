@@ -486,6 +486,62 @@ fn a_crawl_whose_keys_vanished_is_an_error_not_a_finished_crawl() {
         .unwrap();
 }
 
+#[test]
+fn once_the_crawl_is_gone_no_call_writes_to_redis() {
+    // `--frontier-clear` under running processes deletes every shard's
+    // `meta` first: from then on, whatever a process still calls must
+    // write nothing, or its keys outlive the clear.
+    let server = RedisServer::start();
+    Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let f = frontier(&server, "c7");
+            f.create(
+                "id",
+                &settings(),
+                &[link("http://h/"), link("http://i/")],
+                10,
+            )
+            .await
+            .unwrap();
+            let leased = work(f.claim(2).await.unwrap());
+            assert_eq!(leased.len(), 2);
+            let mut conn = server.url("c7").connect().await.unwrap();
+            conn.command(&["DEL", "stage3:{c7}:meta"]).await.unwrap();
+            let before = contents(&mut conn).await;
+            let held: Vec<Held> = leased
+                .iter()
+                .map(|l| Held {
+                    url: l.url.clone(),
+                    host: l.host.clone(),
+                    token: l.token,
+                })
+                .collect();
+            let gone = |e: std::io::Error| e.to_string().contains("is gone from Redis");
+            assert_eq!(f.release(&held).await.unwrap(), 0);
+            assert!(f.renew(&held).await.is_err_and(gone));
+            assert!(f.add_workers(4).await.is_err_and(gone));
+            assert!(f.claim(1).await.is_err_and(gone));
+            let done = completion(&leased[0].url, leased[0].token, None, &[link("http://j/")]);
+            assert!(f.complete(done).await.is_err_and(gone));
+            assert_eq!(contents(&mut conn).await, before);
+        })
+        .unwrap();
+}
+
+/// Every key in the server, with its value as DUMP serializes it.
+async fn contents(conn: &mut redis_client::Connection) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let keys = conn.command(&["KEYS", "*"]).await.unwrap();
+    let mut out = Vec::new();
+    for key in keys.into_items().unwrap() {
+        let key = key.as_bytes().unwrap().to_vec();
+        let dump = conn.command(&[&b"DUMP"[..], &key]).await.unwrap();
+        out.push((key, dump.as_bytes().unwrap().to_vec()));
+    }
+    out.sort();
+    out
+}
+
 /// The URLs a claim leased, by URL.
 fn leased_urls(leased: &[Leased]) -> Vec<String> {
     let mut urls: Vec<String> = leased.iter().map(|l| l.url.clone()).collect();

@@ -498,6 +498,29 @@ fn a_crawl_cleared_under_a_running_process_is_gone_not_kept() {
         !stderr.contains("The crawl's state is in Redis"),
         "{stderr}"
     );
+    // And it wrote nothing after the clear: a crawl of the same name
+    // starts from nothing.
+    assert_eq!(keys(&redis), Vec::<String>::new());
+}
+
+/// Every key in `redis`, sorted.
+fn keys(redis: &RedisServer) -> Vec<String> {
+    let url = redis.url("any");
+    runtime::Runtime::new()
+        .unwrap()
+        .block_on(async {
+            let mut conn = url.connect().await.unwrap();
+            let reply = conn.command(&["KEYS", "*"]).await.unwrap();
+            let mut keys: Vec<String> = reply
+                .into_items()
+                .unwrap()
+                .iter()
+                .map(|key| String::from_utf8_lossy(key.as_bytes().unwrap()).into_owned())
+                .collect();
+            keys.sort();
+            keys
+        })
+        .unwrap()
 }
 
 /// How many requests a lone crawl of `site` makes; the counters are reset.

@@ -286,6 +286,7 @@ pub struct Frontier {
     counts: Script,
     renew: Script,
     release: Script,
+    workers: Script,
 }
 
 impl Frontier {
@@ -313,6 +314,7 @@ impl Frontier {
             counts: script!("counts.lua"),
             renew: script!("renew.lua"),
             release: script!("release.lua"),
+            workers: script!("workers.lua"),
         }
     }
 
@@ -345,13 +347,11 @@ impl Frontier {
     /// Counts a process's `workers` in the crawl's total, for the merged
     /// report.
     pub async fn add_workers(&self, workers: usize) -> io::Result<()> {
-        let key = self.key("meta");
         let n = workers.to_string();
-        self.call(&key, async |conn: &mut Connection| {
-            conn.command(&["HINCRBY", key.as_str(), "workers", n.as_str()])
-                .await
-        })
-        .await?;
+        let reply = self.run(&self.workers, &self.home, &[n.as_bytes()]).await?;
+        if reply.as_integer() == Some(-2) {
+            return Err(self.gone());
+        }
         Ok(())
     }
 

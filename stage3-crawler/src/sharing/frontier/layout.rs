@@ -209,54 +209,71 @@ impl Frontier {
 
     /// Deletes every key of the crawl, on every shard. Returns how many
     /// there were.
+    ///
+    /// Processes may still be running the crawl, and a scan is not one
+    /// step: a script that ran behind the scan's cursor would leave its
+    /// keys. So every shard's `meta` goes first; from then on every script
+    /// finds the crawl gone and writes nothing, and the second scan takes
+    /// the rest.
     pub async fn clear(&self) -> io::Result<usize> {
         // Every shard's prefix, `stage3:{NAME}:` and `stage3:{NAME/N}:`
         // (a name has no `/`): found on every master even when the first
         // shard's `meta`, which lists them, is gone.
         let name = glob_escape(&self.url.name);
-        let patterns = [
-            format!("stage3:{{{name}}}:*"),
-            format!("stage3:{{{name}/*}}:*"),
+        let prefixes = [
+            format!("stage3:{{{name}}}:"),
+            format!("stage3:{{{name}/*}}:"),
         ];
-        let io = |e: Error| io::Error::other(format!("{}: {e}", self.url));
-        let masters = self.nodes.masters().await.map_err(io)?;
         let mut deleted = 0;
-        for pool in masters {
-            for pattern in &patterns {
-                let mut cursor = "0".to_string();
-                loop {
-                    let mut conn = pool.get().await.map_err(io)?;
-                    let reply = conn
-                        .command(&["SCAN", &cursor, "MATCH", pattern, "COUNT", "1000"])
-                        .await
-                        .map_err(io)?;
-                    let mut parts = items(reply)?.into_iter();
-                    let (Some(next), Some(keys)) = (parts.next(), parts.next()) else {
-                        return Err(unexpected("SCAN"));
-                    };
-                    let keys: Vec<Frame> = keys.into_items().ok_or_else(|| unexpected("SCAN"))?;
-                    // One UNLINK per slot: a cluster refuses keys of two.
-                    let mut by_slot: HashMap<u16, Vec<&[u8]>> = HashMap::new();
-                    for key in keys.iter().filter_map(Frame::as_bytes) {
-                        by_slot.entry(key_slot(key)).or_default().push(key);
-                    }
-                    for keys in by_slot.into_values() {
-                        let mut command: Vec<&[u8]> = vec![b"UNLINK"];
-                        command.extend(keys);
-                        let reply = conn.command(&command).await.map_err(io)?;
-                        deleted += reply.as_integer().unwrap_or(0).max(0) as usize;
-                    }
-                    conn.release();
-                    cursor = next.as_str().ok_or_else(|| unexpected("SCAN"))?.to_string();
-                    if cursor == "0" {
-                        break;
-                    }
-                }
-            }
+        for prefix in &prefixes {
+            deleted += self.unlink_matching(&format!("{prefix}meta")).await?;
+        }
+        for prefix in &prefixes {
+            deleted += self.unlink_matching(&format!("{prefix}*")).await?;
         }
         *self.shards.borrow_mut() = None;
         self.placed.borrow_mut().clear();
         self.told.borrow_mut().clear();
+        Ok(deleted)
+    }
+
+    /// Deletes the keys that match `pattern` on every master. Returns how
+    /// many there were.
+    async fn unlink_matching(&self, pattern: &str) -> io::Result<usize> {
+        let io = |e: Error| io::Error::other(format!("{}: {e}", self.url));
+        let masters = self.nodes.masters().await.map_err(io)?;
+        let mut deleted = 0;
+        for pool in masters {
+            let mut cursor = "0".to_string();
+            loop {
+                let mut conn = pool.get().await.map_err(io)?;
+                let reply = conn
+                    .command(&["SCAN", &cursor, "MATCH", pattern, "COUNT", "1000"])
+                    .await
+                    .map_err(io)?;
+                let mut parts = items(reply)?.into_iter();
+                let (Some(next), Some(keys)) = (parts.next(), parts.next()) else {
+                    return Err(unexpected("SCAN"));
+                };
+                let keys: Vec<Frame> = keys.into_items().ok_or_else(|| unexpected("SCAN"))?;
+                // One UNLINK per slot: a cluster refuses keys of two.
+                let mut by_slot: HashMap<u16, Vec<&[u8]>> = HashMap::new();
+                for key in keys.iter().filter_map(Frame::as_bytes) {
+                    by_slot.entry(key_slot(key)).or_default().push(key);
+                }
+                for keys in by_slot.into_values() {
+                    let mut command: Vec<&[u8]> = vec![b"UNLINK"];
+                    command.extend(keys);
+                    let reply = conn.command(&command).await.map_err(io)?;
+                    deleted += reply.as_integer().unwrap_or(0).max(0) as usize;
+                }
+                conn.release();
+                cursor = next.as_str().ok_or_else(|| unexpected("SCAN"))?.to_string();
+                if cursor == "0" {
+                    break;
+                }
+            }
+        }
         Ok(deleted)
     }
 }

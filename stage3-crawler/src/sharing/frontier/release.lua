@@ -1,7 +1,9 @@
 -- Gives leased URLs back at once (a process interrupted by Ctrl-C), to
 -- the head of their host's line, rather than making the others wait for
 -- the leases to run out. ARGV holds pairs of URL and token. Returns how
--- many were given back.
+-- many were given back: none once the crawl is gone (cleared under us),
+-- which must not be written to again.
+if not crawl_exists() then return 0 end
 local now, n = now_ms(), 0
 for _, grant in ipairs(by_grant(leases_in_argv())) do
   local host = redis.call('HGET', P .. 'grants', grant.token)
