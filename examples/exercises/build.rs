@@ -1,54 +1,79 @@
-//! With the `wrong` feature: the planted wrong answers of wrong/, each a
-//! reference solution with one change, written to OUT_DIR for src/lib.rs
-//! to include. A plant is the change alone (wrong/exNN_name.plant), not a
-//! second copy of the solution, so a solution that changes carries its
-//! plant along, and a plant whose text the solution no longer holds stops
-//! the build with a message naming it.
+//! With the `wrong` feature: every exercise's reference solution, with the
+//! planted wrong answer of one round in place where that exercise has one
+//! (wrong/exNN_name.R.plant, R the round that `EXERCISES_WRONG_ROUND`
+//! names, 1 if unset), written to OUT_DIR/wrong.rs as one module per
+//! exercise for src/lib.rs to include. `verify` builds one round at a time:
+//! an exercise with two plants needs two builds, since its module can hold
+//! only one wrong answer at once. A plant is the change alone, not a second
+//! copy of the solution, so a solution that changes carries its plants
+//! along, and a plant whose text the solution no longer holds stops the
+//! build with a message naming it.
 
 use std::path::Path;
 
 fn main() {
     println!("cargo::rerun-if-changed=wrong");
     println!("cargo::rerun-if-changed=solutions");
+    println!("cargo::rerun-if-env-changed=EXERCISES_WRONG_ROUND");
     if std::env::var_os("CARGO_FEATURE_WRONG").is_none() {
         return;
     }
+    let round: u32 = match std::env::var("EXERCISES_WRONG_ROUND") {
+        Ok(round) => round
+            .parse()
+            .expect("EXERCISES_WRONG_ROUND is a round's number"),
+        Err(_) => 1,
+    };
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    let plants = std::fs::read_dir("wrong").expect("examples/exercises/wrong/");
-    for plant in plants {
-        let path = plant.expect("a readable wrong/").path();
-        if path.extension().is_none_or(|e| e != "plant") {
+    let mut modules: Vec<String> = std::fs::read_dir("solutions")
+        .expect("examples/exercises/solutions/")
+        .map(|entry| entry.expect("a readable solutions/").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .filter_map(|path| Some(path.file_stem()?.to_str()?.to_string()))
+        .collect();
+    modules.sort();
+    let mut wrong = String::new();
+    for module in &modules {
+        let solution_path = Path::new("solutions").join(format!("{module}.rs"));
+        let mut solution = std::fs::read_to_string(&solution_path).expect("a readable solution");
+        let plant_path = Path::new("wrong").join(format!("{module}.{round}.plant"));
+        if let Ok(text) = std::fs::read_to_string(&plant_path) {
+            let (replace, with) = parse(&text).unwrap_or_else(|| {
+                panic!(
+                    "{}: needs a `--- replace` and a `+++ with` section",
+                    plant_path.display()
+                )
+            });
+            assert_eq!(
+                solution.matches(replace.as_str()).count(),
+                1,
+                "{}: its `--- replace` text must occur exactly once in {}",
+                plant_path.display(),
+                solution_path.display()
+            );
+            solution = solution.replacen(replace.as_str(), &with, 1);
+        }
+        wrong.push_str(&as_inline_module(module, &solution));
+    }
+    std::fs::write(Path::new(&out).join("wrong.rs"), wrong).expect("OUT_DIR");
+}
+
+/// `pub mod MODULE { ... }` holding `file`: its inner doc comment dropped,
+/// and its inner attributes (`#![allow(unsafe_code)]`) made the module's
+/// own, since `include!` takes items only.
+fn as_inline_module(module: &str, file: &str) -> String {
+    let mut attributes = String::new();
+    let mut body = String::new();
+    for line in file.lines() {
+        if line.starts_with("//!") {
             continue;
         }
-        let module = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .expect("a plant's name");
-        let text = std::fs::read_to_string(&path).expect("a readable plant");
-        let (replace, with) = parse(&text).unwrap_or_else(|| {
-            panic!(
-                "{}: needs a `--- replace` and a `+++ with` section",
-                path.display()
-            )
-        });
-        let solution_path = Path::new("solutions").join(format!("{module}.rs"));
-        let solution = std::fs::read_to_string(&solution_path).expect("the plant's solution");
-        assert_eq!(
-            solution.matches(replace.as_str()).count(),
-            1,
-            "{}: its `--- replace` text must occur exactly once in {}",
-            path.display(),
-            solution_path.display()
-        );
-        // `include!` takes items, not a file's inner doc comment.
-        let body: String = solution
-            .replacen(replace.as_str(), &with, 1)
-            .lines()
-            .filter(|line| !line.starts_with("//!"))
-            .map(|line| format!("{line}\n"))
-            .collect();
-        std::fs::write(Path::new(&out).join(format!("{module}.rs")), body).expect("OUT_DIR");
+        match line.strip_prefix("#![") {
+            Some(rest) => attributes.push_str(&format!("#[{rest}\n")),
+            None => body.push_str(&format!("{line}\n")),
+        }
     }
+    format!("{attributes}pub mod {module} {{\n{body}}}\n")
 }
 
 /// The two sections of a plant: the text to replace and its replacement.

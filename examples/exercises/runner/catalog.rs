@@ -85,37 +85,124 @@ pub fn find(number: &str) -> Option<&'static Exercise> {
         .find(|e| e.number.parse::<u32>().ok() == Some(n))
 }
 
-/// A planted wrong answer: wrong/exNN_*.plant, one change to that
-/// exercise's solution, which the `wrong` feature compiles in its place, with the trap it falls
-/// into and the tests that must fail on it. `verify` checks that they do:
-/// a test that cannot fail on the mistake its hint warns about proves
-/// nothing.
+/// A planted wrong answer: wrong/exNN_*.R.plant, one change to that
+/// exercise's solution, which the `wrong` feature compiles in its place
+/// in round R, with the trap it falls into and the tests that must fail on
+/// it. `verify` checks that they do: a test that cannot fail on the
+/// mistake its hint warns about proves nothing. An exercise has one plant
+/// a round: its second most tempting mistake is round 2.
 pub struct Planted {
     pub number: &'static str,
+    pub round: u32,
     pub trap: &'static str,
     pub caught_by: &'static [&'static str],
 }
 
 pub static PLANTED: &[Planted] = &[
     Planted {
+        number: "01",
+        round: 1,
+        trap: "a write that would block ends the callback before the echo is read",
+        caught_by: &["two_megabytes_come_back_whole_and_in_order"],
+    },
+    Planted {
+        number: "02",
+        round: 1,
+        trap: "every failed connect is tried again, not just a refused one",
+        caught_by: &["an_error_other_than_a_refusal_is_not_tried_again"],
+    },
+    Planted {
         number: "03",
+        round: 1,
         trap: "the next job is called with the state still borrowed",
         caught_by: &["a_job_that_releases_or_submits_at_once_is_fine"],
     },
     Planted {
+        number: "04",
+        round: 1,
+        trap: "a Pending read returns without putting the state back",
+        caught_by: &["a_pending_read_resumes_where_it_stopped"],
+    },
+    Planted {
+        number: "05",
+        round: 1,
+        trap: "wake gives its count back before it wakes the signal",
+        caught_by: &["a_wake_with_the_last_count_wakes_before_the_drop"],
+    },
+    Planted {
+        number: "06",
+        round: 1,
+        trap: "the timer wakes the waker of the first poll, not the latest",
+        caught_by: &["the_timer_wakes_the_latest_waker_only"],
+    },
+    Planted {
+        number: "07",
+        round: 1,
+        trap: "the tracker numbers its tasks itself instead of by the runtime's id",
+        caught_by: &["tasks_are_numbered_by_the_runtime_not_by_the_tracker"],
+    },
+    Planted {
+        number: "08",
+        round: 1,
+        trap: "the group's drop only drops its handles, as if that cancelled their tasks",
+        caught_by: &[
+            "dropping_the_group_cancels_its_tasks",
+            "dropping_the_group_closes_its_sockets",
+        ],
+    },
+    Planted {
+        number: "09",
+        round: 1,
+        trap: "the body takes the whole buffer, and the start of the next response with it",
+        caught_by: &["the_next_response_stays_in_the_buffer"],
+    },
+    Planted {
+        number: "10",
+        round: 1,
+        trap: "the loser is polled even when the winner is already ready, and its output is thrown away",
+        caught_by: &["a_loser_ready_at_the_same_poll_loses_nothing"],
+    },
+    Planted {
         number: "11",
+        round: 1,
         trap: "a waiter dropped while still in line stays in it",
         caught_by: &["a_waiter_cancelled_in_line_leaves_it"],
     },
     Planted {
         number: "12",
+        round: 1,
         trap: "a host whose last waiter was cancelled is never forgotten",
         caught_by: &["a_host_whose_last_waiter_was_cancelled_is_forgotten"],
     },
     Planted {
+        number: "12",
+        round: 2,
+        trap: "a host is forgotten while a permit handed to a waiter is still on its way, and a new semaphore hands out a second one",
+        caught_by: &["a_permit_handed_to_a_waiter_still_holds_the_host"],
+    },
+    Planted {
+        number: "13",
+        round: 1,
+        trap: "the root goes on the queue without being marked seen, so its link to itself brings it back one depth deeper",
+        caught_by: &["depth_one_is_the_root_and_its_links"],
+    },
+    Planted {
+        number: "14",
+        round: 1,
+        trap: "a tie between Allow and Disallow goes to whichever comes last in the file",
+        caught_by: &["allow_wins_a_tie_whichever_comes_first"],
+    },
+    Planted {
         number: "15",
+        round: 1,
         trap: "the wait blocks the thread",
         caught_by: &["each_wait_is_a_timer_on_the_runtime"],
+    },
+    Planted {
+        number: "16",
+        round: 1,
+        trap: "a URL abandoned after the shutdown is never marked done, so `join` waits for it forever",
+        caught_by: &["a_shutdown_after_the_root_abandons_everything_it_queued"],
     },
 ];
 
@@ -442,21 +529,35 @@ mod tests {
     #[test]
     fn every_planted_wrong_answer_is_compiled_and_its_tests_exist() {
         let lib = read("examples/exercises/src/lib.rs");
+        assert!(
+            lib.contains("include!(concat!(env!(\"OUT_DIR\"), \"/wrong.rs\"));"),
+            "src/lib.rs must include build.rs's wrong.rs under the wrong feature"
+        );
+        let mut files = Vec::new();
         for planted in PLANTED {
             let e = find(planted.number).expect("a planted answer names an exercise");
-            read(&format!("examples/exercises/wrong/{}.plant", e.module()));
-            assert!(
-                lib.contains(&format!(
-                    "include!(concat!(env!(\"OUT_DIR\"), \"/{}.rs\"));",
-                    e.module()
-                )),
-                "src/lib.rs must include the plant of {} under the wrong feature",
-                e.module()
-            );
+            let file = format!("{}.{}.plant", e.module(), planted.round);
+            read(&format!("examples/exercises/wrong/{file}"));
+            assert!(!files.contains(&file), "two plants of {file} in PLANTED");
+            files.push(file);
             let tests = read(&e.tests_path());
             for test in planted.caught_by {
                 assert!(tests.contains(&format!("fn {test}()")), "{test}");
             }
+        }
+        // And no plant that verify never builds.
+        let dir = repo().join("examples/exercises/wrong");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            assert!(files.contains(&name), "wrong/{name} is not in PLANTED");
+        }
+        // Every exercise has its most tempting mistake planted.
+        for e in EXERCISES {
+            assert!(
+                PLANTED.iter().any(|p| p.number == e.number && p.round == 1),
+                "exercise {} has no planted wrong answer",
+                e.number
+            );
         }
     }
 }

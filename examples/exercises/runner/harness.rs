@@ -21,8 +21,9 @@ pub enum Side {
     Starter,
     /// solutions/exNN_*.rs.
     Solution,
-    /// The solutions, with the plants of wrong/ in place of a few.
-    Wrong,
+    /// The solutions, with the plants of one round of wrong/ in place
+    /// of those that have one (wrong/exNN_*.R.plant, R the round).
+    Wrong(u32),
 }
 
 impl Side {
@@ -30,7 +31,7 @@ impl Side {
         match self {
             Side::Starter => "check",
             Side::Solution => "check,solutions",
-            Side::Wrong => "check,wrong",
+            Side::Wrong(_) => "check,wrong",
         }
     }
 }
@@ -74,6 +75,15 @@ pub fn build(side: Side) -> Result<TestBinary, String> {
         .arg("--manifest-path")
         .arg(crate_dir().join("Cargo.toml"))
         .args(["--features", side.features(), "--test", "check"])
+        // Read by build.rs; every side sets it, so that going from one
+        // side to another rebuilds only what the feature changes.
+        .env(
+            "EXERCISES_WRONG_ROUND",
+            match side {
+                Side::Wrong(round) => round.to_string(),
+                _ => "1".to_string(),
+            },
+        )
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("could not run cargo: {e}"))?;

@@ -9,19 +9,31 @@
 // The lesson is the `unsafe` vtable itself.
 #![allow(unsafe_code)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
-/// What a waker wakes: here, a counter, so tests can see every wake.
+/// What a waker wakes: here, a counter, so tests can see every wake. A
+/// signal made by [`Signal::with_log`] also writes its wakes and its drop
+/// to a log that outlives it, so tests can see their order too.
 #[derive(Debug, Default)]
 pub struct Signal {
     wakes: AtomicUsize,
+    log: Option<Arc<Mutex<Vec<&'static str>>>>,
 }
 
 impl Signal {
     pub fn new() -> Arc<Signal> {
         Arc::new(Signal::default())
+    }
+
+    /// Like [`Signal::new`], but each wake adds `"woken"` to `log` and the
+    /// drop adds `"dropped"`: a wake after the drop is a use after free.
+    pub fn with_log(log: Arc<Mutex<Vec<&'static str>>>) -> Arc<Signal> {
+        Arc::new(Signal {
+            wakes: AtomicUsize::new(0),
+            log: Some(log),
+        })
     }
 
     /// How many times a waker for this signal was woken.
@@ -32,6 +44,21 @@ impl Signal {
     /// Call this from `wake` and `wake_by_ref`.
     pub fn wake(&self) {
         self.wakes.fetch_add(1, Ordering::SeqCst);
+        self.record("woken");
+    }
+
+    fn record(&self, event: &'static str) {
+        if let Some(log) = &self.log {
+            log.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(event);
+        }
+    }
+}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        self.record("dropped");
     }
 }
 

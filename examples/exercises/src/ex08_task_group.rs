@@ -37,6 +37,22 @@ impl<T: 'static> TaskGroup<T> {
         self.handles.push(runtime::spawn(future));
     }
 
+    /// Waits for every task and returns their results in spawn order.
+    /// The handles stay in the group while it waits: if this future is
+    /// dropped (a timeout around it), the group goes with it, and so do
+    /// the tasks it was waiting for.
+    pub async fn join_all(mut self) -> Vec<Result<T, JoinError>> {
+        let mut results = Vec::with_capacity(self.handles.len());
+        for handle in &mut self.handles {
+            results.push(handle.await);
+        }
+        results
+    }
+}
+
+// Not `T: 'static` here: `Drop` may not ask more of `T` than the struct
+// does, and it calls `cancel_all`.
+impl<T> TaskGroup<T> {
     /// How many tasks were spawned into the group.
     pub fn len(&self) -> usize {
         self.handles.len()
@@ -50,18 +66,6 @@ impl<T: 'static> TaskGroup<T> {
     /// them as `Err(JoinError::Cancelled)`.
     pub fn cancel_all(&self) {
         todo!("cancel every task in the group")
-    }
-
-    /// Waits for every task and returns their results in spawn order.
-    pub async fn join_all(mut self) -> Vec<Result<T, JoinError>> {
-        // Take the handles out: once the group has a `Drop` impl, its
-        // fields cannot be moved out of it.
-        let handles = std::mem::take(&mut self.handles);
-        let mut results = Vec::with_capacity(handles.len());
-        for handle in handles {
-            results.push(handle.await);
-        }
-        results
     }
 }
 

@@ -7,7 +7,9 @@
 //! dropping (so cancelling) the other.
 //!
 //! Poll both with the same `Context`: whichever becomes ready first wakes
-//! the task. If both are ready in the same poll, `a` wins.
+//! the task. If both are ready in the same poll, `a` wins, and `b` is not
+//! polled at all: a loser must lose nothing (an item it took off a queue
+//! would be thrown away with it).
 //!
 //! Read first: the book's "Factoring With .await", `timeout` in
 //! runtime/src/time.rs, and `crawl_until` in stage3-crawler/src/crawling.rs

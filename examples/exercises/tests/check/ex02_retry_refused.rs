@@ -112,3 +112,44 @@ fn one_try_means_one_attempt() {
     assert_eq!(report.failed_attempts, [1]);
     assert_eq!(report.result.unwrap().1, 1);
 }
+
+#[test]
+fn an_error_other_than_a_refusal_is_not_tried_again() {
+    // A TCP connect to a multicast address fails at once, and not with a
+    // refusal (Linux: the network is unreachable; the BSDs and macOS: the
+    // address family is not supported). Waiting cannot fix that.
+    let addr = std::net::SocketAddr::from(([224, 0, 0, 1], 80));
+    let mut event_loop = EventLoop::new().unwrap();
+    let attempts = Rc::new(RefCell::new(Vec::new()));
+    let done = Rc::new(RefCell::new(None));
+    let (attempts_seen, done_seen) = (Rc::clone(&attempts), Rc::clone(&done));
+    connect_with_retry(
+        &mut event_loop,
+        addr,
+        retry(3),
+        move |n, e| attempts_seen.borrow_mut().push((n, e.kind())),
+        move |_, result, tries| {
+            *done_seen.borrow_mut() = Some((result.err().map(|e| e.kind()), tries));
+        },
+    );
+    turn_until(&mut event_loop, "connect_with_retry", || {
+        done.borrow().is_some()
+    });
+    let (error, tries) = done.take().unwrap();
+    let kind = error.expect("a connect to a multicast address cannot succeed");
+    assert_ne!(
+        kind,
+        io::ErrorKind::ConnectionRefused,
+        "this test needs an error other than a refusal"
+    );
+    assert_eq!(
+        *attempts.borrow(),
+        [(1, kind)],
+        "only a refusal is worth another try: any other error ends at once"
+    );
+    assert_eq!(tries, 1, "attempts made");
+    assert_eq!(
+        (event_loop.registered(), event_loop.pending_timers()),
+        (0, 0)
+    );
+}

@@ -67,3 +67,66 @@ fn the_machine_is_unpin_and_polling_it_after_ready_panics() {
     let again = catch_unwind(AssertUnwindSafe(|| Pin::new(&mut get).poll(&mut cx)));
     assert!(again.is_err(), "a second poll after Ready must panic");
 }
+
+#[test]
+fn a_pending_read_resumes_where_it_stopped() {
+    use std::io::{Read, Write};
+    use std::sync::mpsc;
+
+    // The server takes the whole request, says so, and answers only when
+    // told. Until then every read of the response is `Pending`, however the
+    // threads are scheduled, so the machine must stop in its last state and
+    // resume from it.
+    const ANSWER: &[u8] = b"HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\nlate";
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (has_request, request_seen) = mpsc::channel::<()>();
+    let (answer, answer_now) = mpsc::channel::<()>();
+    let server = std::thread::spawn(move || -> io::Result<Vec<u8>> {
+        let (mut stream, _) = listener.accept()?;
+        let mut received = Vec::new();
+        let mut chunk = [0u8; 1024];
+        while !received.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut chunk)? {
+                0 => break,
+                n => received.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let _ = has_request.send(());
+        if answer_now.recv().is_ok() {
+            stream.write_all(ANSWER)?;
+        }
+        Ok(received) // dropping `stream` closes it: the end of the response
+    });
+
+    let mut get = Get::new(addr, "/late");
+    let response = block_on(
+        "Get",
+        std::future::poll_fn(|cx| {
+            let poll = Pin::new(&mut get).poll(cx);
+            if poll.is_pending() {
+                // Once the server has the whole request, the machine waits
+                // for the answer: let it come.
+                if request_seen.try_recv().is_ok() {
+                    let _ = answer.send(());
+                }
+                // And poll again at once, woken or not: a future must go on
+                // from wherever its last `Pending` left it.
+                cx.waker().wake_by_ref();
+            }
+            poll
+        }),
+    )
+    .expect("Get failed");
+    assert!(
+        response == ANSWER,
+        "the response: {:?}",
+        String::from_utf8_lossy(&response)
+    );
+    let received = server.join().unwrap().expect("the server failed");
+    assert_eq!(
+        received,
+        exercises::ex04_state_machine::request(addr, "/late"),
+        "the request the server received"
+    );
+}

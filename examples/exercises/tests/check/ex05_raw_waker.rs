@@ -1,4 +1,4 @@
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use exercises::ex05_raw_waker::{Signal, waker};
 
@@ -66,4 +66,35 @@ fn will_wake_tells_signals_apart() {
     assert!(!wa.will_wake(&wb), "wakers for two signals must differ");
     wb.wake_by_ref();
     assert_eq!((a.wakes(), b.wakes()), (0, 1));
+}
+
+#[test]
+fn a_wake_with_the_last_count_wakes_before_the_drop() {
+    // The waker holds the signal's only count, so its `wake` is what frees
+    // the signal: it must wake the signal first and give the count back
+    // after. The log outlives the signal, and the Weak keeps the signal's
+    // memory allocated (not alive): a wake after the drop is logged, not
+    // a crash.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let signal = Signal::with_log(Arc::clone(&log));
+    let memory = Arc::downgrade(&signal);
+    let w = waker(signal);
+    assert_eq!(
+        memory.strong_count(),
+        1,
+        "the waker must hold the only count"
+    );
+    w.wake();
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["woken", "dropped"],
+        "the waker held the signal's last count, so `wake` must wake the signal and only \
+         then give the count back (`Arc::from_raw` first, the Arc dropped at the end): a \
+         signal dropped before it is woken is a use after free"
+    );
+    assert_eq!(
+        memory.strong_count(),
+        0,
+        "wake uses the waker up: its count goes"
+    );
 }

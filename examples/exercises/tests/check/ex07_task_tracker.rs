@@ -123,3 +123,36 @@ fn a_task_sees_itself_running() {
     });
     assert_eq!(report, "task 1 reporter: running\n");
 }
+
+#[test]
+fn tasks_are_numbered_by_the_runtime_not_by_the_tracker() {
+    let (report, worker_id, quick_id) = block_on("the tracked tasks", async {
+        // Two tasks the tracker never hears of take the first ids.
+        let _untracked = [
+            runtime::spawn(std::future::pending::<()>()),
+            runtime::spawn(std::future::pending::<()>()),
+        ];
+        let tracker = Tracker::new();
+        let q: Queue<u32> = Queue::new();
+        let (t, q2) = (tracker.clone(), q.clone());
+        let worker = tracker.spawn("worker", async move {
+            t.waiting_on("queue get", q2.get()).await
+        });
+        let quick = tracker.spawn("quick", async { 42 });
+        yield_now().await; // the worker parks, quick finishes
+        (tracker.report(), worker.id(), quick.id())
+    });
+    assert_ne!(
+        (worker_id, quick_id),
+        (1, 2),
+        "the test needs tracked tasks whose runtime ids are not 1 and 2"
+    );
+    assert_eq!(
+        report,
+        format!(
+            "task {worker_id} worker: waiting on queue get\n\
+             task {quick_id} quick: finished\n"
+        ),
+        "a task's number is the runtime's id for it (the one the trace log shows)"
+    );
+}

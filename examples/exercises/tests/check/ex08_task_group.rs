@@ -91,6 +91,32 @@ fn dropping_the_group_closes_its_sockets() {
 }
 
 #[test]
+fn a_join_all_that_is_dropped_cancels_what_it_waits_for() {
+    // A timeout around `join_all` drops it midway: the tasks it waited
+    // for must go with it, as they would with the group.
+    let dropped = block_on("the group", async move {
+        let flags: Vec<Rc<Cell<bool>>> = (0..3).map(|_| Rc::new(Cell::new(false))).collect();
+        let mut group = TaskGroup::new();
+        for flag in &flags {
+            let flag = Flag(Rc::clone(flag));
+            group.spawn(async move {
+                let _flag = flag;
+                std::future::pending::<()>().await
+            });
+        }
+        // `join_all` waits for ever; the other side wins after one yield,
+        // and `select` drops the loser.
+        let joined = runtime::select(group.join_all(), yield_now()).await;
+        assert!(matches!(joined, runtime::Either::Right(())));
+        flags.iter().map(|f| f.get()).collect::<Vec<bool>>()
+    });
+    assert_eq!(
+        dropped, [true; 3],
+        "tasks whose futures were dropped with the join_all waiting for them"
+    );
+}
+
+#[test]
 fn cancel_all_then_join_all_reports_every_task_cancelled() {
     let results = block_on("the group", async {
         let q: Queue<u32> = Queue::new();

@@ -1,10 +1,13 @@
 use std::io;
+use std::io::Write;
+use std::net::TcpListener;
+use std::sync::mpsc;
 
 use demo_site::DemoSite;
 use exercises::ex09_read_framing::{Conn, Head};
 use url::Url;
 
-use crate::common::{block_on, blocking_get};
+use crate::common::{GUARD, block_on, blocking_get};
 
 /// The body of `path`, fetched by the tests' own HTTP/1.0 client.
 fn body_of(site: &DemoSite, path: &str) -> Vec<u8> {
@@ -106,4 +109,63 @@ fn a_connection_that_closes_early_is_unexpected_eof() {
         let err = result.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{path}: {err}");
     }
+}
+
+/// Two whole responses, back to back, as one write puts them on the wire.
+const TWO_RESPONSES: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst\
+HTTP/1.1 404 Not Found\r\nContent-Length: 6\r\n\r\nsecond";
+
+#[test]
+fn the_next_response_stays_in_the_buffer() {
+    // A plain-thread server that sends two responses in one write and
+    // closes: the first `fill` reads both, so the second response has to
+    // come out of the buffer, not the socket.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (written_tx, written) = mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.write_all(TWO_RESPONSES).unwrap();
+        written_tx.send(()).unwrap();
+        // `conn` drops here: end of stream after the two responses.
+    });
+    let (first, second) = block_on("two responses from one read", async {
+        let mut conn = Conn::connect(addr).await?;
+        // Both responses are on their way before the first read.
+        runtime::spawn_blocking(move || written.recv_timeout(GUARD))
+            .await
+            .unwrap()
+            .expect("the server never wrote its responses");
+        let head = conn.read_head().await?;
+        let first = (head.clone(), conn.read_body(head.content_length).await?);
+        let second = async {
+            let head = conn.read_head().await?;
+            let body = conn.read_body(head.content_length).await?;
+            io::Result::Ok((head, body))
+        }
+        .await;
+        io::Result::Ok((first, second))
+    })
+    .expect("the first response failed");
+    assert_eq!(
+        first,
+        (
+            Head {
+                status: 200,
+                content_length: 5
+            },
+            b"first".to_vec()
+        ),
+        "a body ends where its Content-Length says"
+    );
+    assert_eq!(
+        second.expect("the second response, already in the buffer, was lost"),
+        (
+            Head {
+                status: 404,
+                content_length: 6
+            },
+            b"second".to_vec()
+        )
+    );
 }

@@ -82,3 +82,22 @@ fn a_hanging_fetch_loses_to_the_other_side() {
     assert!(result, "the server never saw the request");
     assert_eq!(site.counters().per_path.get("/fault/hang"), Some(&1));
 }
+
+#[test]
+fn a_loser_ready_at_the_same_poll_loses_nothing() {
+    let (result, still_queued) = block_on("select", async {
+        let (left, right): (Queue<&str>, Queue<u32>) = (Queue::new(), Queue::new());
+        left.put_nowait("left");
+        right.put_nowait(7);
+        // Both could finish at the first poll: `a` wins, so `b` must not
+        // have taken its item.
+        let result = select(left.get(), right.get()).await;
+        (result, right.get_nowait())
+    });
+    assert_eq!(result, Either::Left("left"));
+    assert_eq!(
+        still_queued,
+        Some(7),
+        "the loser took the item off its queue, and it was thrown away with it"
+    );
+}

@@ -138,3 +138,61 @@ fn a_host_whose_last_waiter_was_cancelled_is_forgotten() {
          what runs when `acquire` is dropped while it waits?"
     );
 }
+
+/// A permit given back while someone waits is that waiter's from that
+/// moment, though the waiter has not run yet: the host is not idle, and a
+/// task that asks now must wait its turn. Forget the host then, and the
+/// next `acquire` makes it a new semaphore, with a second permit.
+#[test]
+fn a_permit_handed_to_a_waiter_still_holds_the_host() {
+    use std::cell::Cell;
+
+    /// Counts a permit taken: `out` now, and the most ever out at once.
+    fn took(out: &std::cell::Cell<usize>, most: &std::cell::Cell<usize>) {
+        out.set(out.get() + 1);
+        most.set(most.get().max(out.get()));
+    }
+
+    let (most, peak, tracked) = block_on("a handed-over permit", async {
+        let limiter = HostLimiter::new(1);
+        let url = Url::parse("http://example.com/").unwrap();
+        // Counted here, not by the limiter.
+        let out = Rc::new(Cell::new(0usize));
+        let most = Rc::new(Cell::new(0usize));
+        let held = limiter.acquire(&url).await;
+        took(&out, &most);
+        let (l, u, o, m) = (
+            limiter.clone(),
+            url.clone(),
+            Rc::clone(&out),
+            Rc::clone(&most),
+        );
+        let waiter = runtime::spawn(async move {
+            let permit = l.acquire(&u).await;
+            took(&o, &m);
+            o.set(o.get() - 1);
+            drop(permit);
+        });
+        runtime::yield_now().await; // the waiter is in line
+        out.set(out.get() - 1);
+        drop(held); // its permit is handed to the waiter, which has not run yet
+        // The host's one permit is the waiter's: this must wait for it.
+        let second = limiter.acquire(&url).await;
+        took(&out, &most);
+        waiter.await.unwrap();
+        out.set(out.get() - 1);
+        drop(second);
+        (
+            most.get(),
+            limiter.peak(&host_key(&url)),
+            limiter.hosts_tracked(),
+        )
+    });
+    assert_eq!(
+        most, 1,
+        "two permits for one host with a limit of one: a permit handed to a waiter \
+         that has not run yet is still out, so is its host idle?"
+    );
+    assert_eq!(peak, 1, "the limiter's own peak for the host");
+    assert_eq!(tracked, 0, "idle hosts must be forgotten");
+}

@@ -120,3 +120,25 @@ fn fetching_follows_the_status() {
     assert!(!Robots::disallow_all().allowed(&url("/")));
     assert!(Robots::allow_all().allowed(&url("/pages/a/1.html")));
 }
+
+/// RFC 9309 2.2.2: of an Allow and a Disallow that match with patterns of
+/// the same length, the Allow wins, wherever each stands in the file.
+#[test]
+fn allow_wins_a_tie_whichever_comes_first() {
+    for (rules, path) in [
+        ("Disallow: /b\nAllow: /b\n", "/b/x"),
+        ("Allow: /b\nDisallow: /b\n", "/b/x"),
+        ("Disallow: /pa\nAllow: /p*\n", "/pa/x"),
+        ("Allow: /p*\nDisallow: /pa\n", "/pa/x"),
+    ] {
+        let robots = Robots::parse(&format!("User-agent: *\n{rules}"), AGENT);
+        let url = Url::parse(&format!("http://h{path}")).unwrap();
+        assert!(
+            robots.allowed(&url),
+            "{path} with\n{rules}a tie goes to Allow, whatever the order"
+        );
+    }
+    // Only a tie: a longer Disallow still beats a shorter Allow.
+    let robots = Robots::parse("User-agent: *\nAllow: /p\nDisallow: /pa\n", AGENT);
+    assert!(!robots.allowed(&Url::parse("http://h/pa/x").unwrap()));
+}
