@@ -24,6 +24,8 @@ pub enum Side {
     /// The solutions, with the plants of one round of wrong/ in place
     /// of those that have one (wrong/exNN_*.R.plant, R the round).
     Wrong(u32),
+    /// A student's files, from the src/ folder of their copy (`grade`).
+    Graded(&'static Path),
 }
 
 impl Side {
@@ -32,6 +34,7 @@ impl Side {
             Side::Starter => "check",
             Side::Solution => "check,solutions",
             Side::Wrong(_) => "check,wrong",
+            Side::Graded(_) => "check,graded",
         }
     }
 }
@@ -41,6 +44,13 @@ pub struct TestBinary {
     path: PathBuf,
     /// Every test it holds.
     tests: Vec<String>,
+}
+
+/// Cargo's target folder: `CARGO_TARGET_DIR`, or the workspace's.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate_dir().join("../../target"))
 }
 
 /// The exercises crate's directory.
@@ -65,18 +75,34 @@ pub fn build(side: Side) -> Result<TestBinary, String> {
             command.env_remove(&name);
         }
     }
+    // The first build compiles the whole workspace, minutes on a small
+    // machine: cargo says what it is building then, rather than sitting
+    // silent. Later builds take a second, and say nothing.
+    let cold = !target_dir()
+        .join("debug/deps")
+        .read_dir()
+        .is_ok_and(|mut deps| {
+            deps.any(|entry| {
+                entry.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("check-"))
+            })
+        });
+    if cold {
+        eprintln!("Building the exercises and what they use, once: a few minutes the first time.");
+    }
+    command.args([
+        "test",
+        "--no-run",
+        "--message-format=json-render-diagnostics",
+    ]);
+    if !cold {
+        command.arg("--quiet");
+    }
     let output = command
-        .args([
-            "test",
-            "--quiet",
-            "--no-run",
-            "--message-format=json-render-diagnostics",
-        ])
         .arg("--manifest-path")
         .arg(crate_dir().join("Cargo.toml"))
         .args(["--features", side.features(), "--test", "check"])
-        // Read by build.rs; every side sets it, so that going from one
-        // side to another rebuilds only what the feature changes.
+        // Read by build.rs; every side sets the round, so that going from
+        // one side to another rebuilds only what the feature changes.
         .env(
             "EXERCISES_WRONG_ROUND",
             match side {
@@ -84,6 +110,10 @@ pub fn build(side: Side) -> Result<TestBinary, String> {
                 _ => "1".to_string(),
             },
         )
+        .envs(match side {
+            Side::Graded(from) => Some(("EXERCISES_GRADE_FROM", from.as_os_str())),
+            _ => None,
+        })
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("could not run cargo: {e}"))?;

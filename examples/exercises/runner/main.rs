@@ -10,18 +10,24 @@
 //!               every exercise, for an autograder
 //! watch NN      check NN, then again each time you save the file
 //! hint NN       the first hint for exercise NN: which idea, where to look
-//! hint NN 2     the second: the recipe
+//! hint NN 2     the second: what each of your failing tests shows
+//! hint NN 3     the third: the recipe
 //! verify        for CI: every starter fails its tests, every solution passes,
 //!               every planted wrong answer is caught
+//! reset NN      exercise NN's starter back as the course gave it
+//! handout DIR   a class copy of the repository, without the solutions
+//! grade COPY    a student's copy graded: their files, this tree's tests
 //! ```
 
 mod catalog;
+mod handout;
 mod harness;
 mod libtest;
 mod report;
 mod status;
 mod watch;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -67,17 +73,41 @@ enum Command {
         number: String,
     },
     /// Show exercise NN's first hint (which idea applies, where to look);
-    /// `hint NN 2` shows the second (the recipe).
+    /// `hint NN 2` runs its tests and says what each failing one shows;
+    /// `hint NN 3` is the recipe.
     Hint {
         /// The exercise's number, as in 03.
         number: String,
-        /// Which hint: 1 (the default) or 2.
-        #[arg(default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        /// Which hint: 1 (the default), 2 or 3.
+        #[arg(default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=3))]
         level: u8,
     },
     /// Check that every starter fails, every solution passes, and every
     /// planted wrong answer is caught (CI).
     Verify,
+    /// Put exercise NN's starter back, as the course gave it (a class
+    /// copy's `starters` tag, else the last commit); your version is kept
+    /// beside cargo's target folder.
+    Reset {
+        /// The exercise's number, as in 03.
+        number: String,
+    },
+    /// Write a class copy of the repository to DIR: no solutions, no
+    /// planted wrong answers, no solution in the book, a fresh history.
+    Handout {
+        /// A folder that does not exist yet, or is empty.
+        dir: PathBuf,
+    },
+    /// Grade a student's copy: its src/exNN_*.rs files only, against this
+    /// tree's tests and runner (editing the tests or the runner in the
+    /// copy changes nothing).
+    Grade {
+        /// The student's copy of the repository (or of the class copy).
+        copy: PathBuf,
+        /// text for a person; json or junit (XML) for an autograder.
+        #[arg(long, value_enum, default_value_t = Format::Junit)]
+        format: Format,
+    },
 }
 
 /// How `check` prints.
@@ -103,6 +133,9 @@ fn main() -> ExitCode {
         Command::Watch { number } => with_exercise(&number, watch),
         Command::Hint { number, level } => with_exercise(&number, |e| hint(e, level)),
         Command::Verify => verify(),
+        Command::Reset { number } => with_exercise(&number, reset),
+        Command::Handout { dir } => handout::write(&dir),
+        Command::Grade { copy, format } => grade(&copy, format),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -137,6 +170,36 @@ fn score(results: &Results) -> (usize, usize) {
 /// one is solved. Each score is remembered for `list`.
 fn check(exercises: &[&'static Exercise], format: Format) -> Result<bool, String> {
     let binary = harness::build(Side::Starter)?;
+    report_on(&binary, exercises, format, true)
+}
+
+/// Grades the student's copy at `copy`: every exercise, their files in
+/// this tree's place.
+fn grade(copy: &Path, format: Format) -> Result<bool, String> {
+    let src = copy.join("examples/exercises/src");
+    if !src.is_dir() {
+        return Err(format!(
+            "{} is not a copy of the course: it has no examples/exercises/src/",
+            copy.display()
+        ));
+    }
+    let src = src
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", src.display()))?;
+    let binary = harness::build(Side::Graded(Box::leak(src.into_boxed_path())))?;
+    let all: Vec<&Exercise> = EXERCISES.iter().collect();
+    report_on(&binary, &all, format, false)
+}
+
+/// Runs `exercises`' tests in `binary` and prints them in `format`; true
+/// if every one is solved. With `keep`, each score is remembered for
+/// `list` (the learner's own files, not a student's being graded).
+fn report_on(
+    binary: &TestBinary,
+    exercises: &[&'static Exercise],
+    format: Format,
+    keep: bool,
+) -> Result<bool, String> {
     let mut remembered = Remembered::load();
     let mut checked = Vec::with_capacity(exercises.len());
     for &exercise in exercises {
@@ -144,14 +207,18 @@ fn check(exercises: &[&'static Exercise], format: Format) -> Result<bool, String
         if results.is_empty() {
             return Err(format!("no tests found for {}", exercise.module()));
         }
-        remember(&mut remembered, exercise, &results);
+        if keep {
+            remember(&mut remembered, exercise, &results);
+        }
         let one = Checked { exercise, results };
         if format == Format::Text {
             print_check(&one);
         }
         checked.push(one);
     }
-    remembered.save();
+    if keep {
+        remembered.save();
+    }
     match format {
         Format::Text if checked.len() > 1 => {
             let solved = checked.iter().filter(|c| c.solved()).count();
@@ -162,6 +229,52 @@ fn check(exercises: &[&'static Exercise], format: Format) -> Result<bool, String
         Format::Junit => print!("{}", report::junit(&checked)),
     }
     Ok(checked.iter().all(Checked::solved))
+}
+
+/// Puts the starter back from git: the class copy's first commit (tag
+/// `starters`) where there is one, else the last commit. The learner's
+/// version goes to target/exercises-reset/ first, so nothing is lost.
+fn reset(exercise: &'static Exercise) -> Result<bool, String> {
+    let root = harness::crate_dir().join("../..");
+    let path = exercise.starter_path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(args)
+            .output()
+            .map_err(|e| format!("could not run git: {e}"))
+    };
+    let tagged = git(&["rev-parse", "--quiet", "--verify", "refs/tags/starters"])?
+        .status
+        .success();
+    let base = if tagged { "starters" } else { "HEAD" };
+    let shown = git(&["show", &format!("{base}:{path}")])?;
+    if !shown.status.success() {
+        return Err(format!(
+            "git has no {path} at {base}: {}",
+            String::from_utf8_lossy(&shown.stderr).trim()
+        ));
+    }
+    let file = root.join(&path);
+    let mine = std::fs::read(&file).map_err(|e| format!("{path}: {e}"))?;
+    if mine == shown.stdout {
+        println!("{path} is the starter already: nothing to reset.");
+        return Ok(true);
+    }
+    let kept_dir = root.join("target/exercises-reset");
+    std::fs::create_dir_all(&kept_dir).map_err(|e| format!("{}: {e}", kept_dir.display()))?;
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let kept = kept_dir.join(format!("{}.{seconds}.rs", exercise.module()));
+    std::fs::write(&kept, &mine).map_err(|e| format!("{}: {e}", kept.display()))?;
+    std::fs::write(&file, &shown.stdout).map_err(|e| format!("{path}: {e}"))?;
+    println!(
+        "{path} is the starter again ({base}); your version is in {}.",
+        kept.display()
+    );
+    Ok(true)
 }
 
 /// One exercise's tests, PASS or FAIL with the message, for a person.
@@ -194,10 +307,16 @@ fn print_check(checked: &Checked<'_>) {
     println!();
     let (passed, total) = checked.score();
     if checked.solved() {
+        // A class copy has no solutions to compare with.
+        let root = harness::crate_dir().join("../..");
+        let compare = if root.join(exercise.solution_path()).is_file() {
+            format!(" Compare with {}.", exercise.solution_path())
+        } else {
+            String::new()
+        };
         println!(
-            "All {total} tests pass: exercise {} is solved. Compare with {}.",
+            "All {total} tests pass: exercise {} is solved.{compare}",
             exercise.number,
-            exercise.solution_path()
         );
     } else {
         println!(
@@ -227,57 +346,137 @@ fn remember(remembered: &mut Remembered, exercise: &Exercise, results: &Results)
     }
 }
 
-/// Checks, then checks again after every save, until Ctrl-C.
+/// Checks, then checks again after every save, until Ctrl-C. Enter shows
+/// the next hint. Watched: the file the learner edits, the files of the
+/// exercises it builds on, the helpers, and the exercise's tests (a
+/// teacher's change to them counts too).
 fn watch(exercise: &'static Exercise) -> Result<bool, String> {
     let dir = harness::crate_dir();
-    let file = dir.join(format!("src/{}.rs", exercise.module()));
-    let mut watched = watch::Watched::new(vec![file, dir.join("src/support.rs")]);
+    let mut files = vec![
+        dir.join(format!("src/{}.rs", exercise.module())),
+        dir.join("src/support.rs"),
+        dir.join(format!("tests/check/{}.rs", exercise.module())),
+    ];
+    for number in exercise.builds_on {
+        let other = catalog::find(number).ok_or("builds_on names no exercise")?;
+        files.push(dir.join(format!("src/{}.rs", other.module())));
+    }
+    let mut watched = watch::Watched::new(files);
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut level = 0;
+    let mut checking = true;
     loop {
-        // A file that does not compile is reported, and watched all the
-        // same: the next save may mend it.
-        if let Err(message) = check(&[exercise], Format::Text) {
-            println!("error: {message}");
+        if checking {
+            // A file that does not compile is reported, and watched all
+            // the same: the next save may mend it.
+            if let Err(message) = check(&[exercise], Format::Text) {
+                println!("error: {message}");
+            }
         }
         println!();
         println!(
-            "Watching {}: save it to check again; Ctrl-C to stop.",
-            exercise.starter_path()
+            "Watching {}: save it to check again; Enter for {}; Ctrl-C to stop.",
+            exercise.starter_path(),
+            if level < 3 {
+                "the next hint"
+            } else {
+                "the recipe again"
+            }
         );
-        watched.wait();
-        println!();
-        println!("{} changed: checking again.", exercise.starter_path());
-        println!();
+        match watched.wait_or_line(&lines) {
+            watch::Woken::Saved => {
+                println!();
+                println!("Saved: checking again.");
+                println!();
+                checking = true;
+            }
+            watch::Woken::Line(_) => {
+                level = (level + 1).min(3);
+                println!();
+                hint(exercise, level)?;
+                checking = false;
+            }
+        }
     }
 }
 
-/// Hints come in two steps, so that a learner earns the second: the first
-/// names the idea and where to look, the second is the recipe.
+/// Hints come in three steps, so that a learner earns each: the first
+/// names the idea and where to look; the second runs the tests and says,
+/// for each that fails, what its failure shows; the third is the recipe.
 fn hint(exercise: &Exercise, level: u8) -> Result<bool, String> {
     println!("{} {}", exercise.heading(), exercise.difficulty());
     println!();
     println!("{}", wrap(&format!("Goal: {}", exercise.goal), 76));
     println!();
-    if level == 1 {
-        println!("{}", wrap(&format!("Hint 1 of 2: {}", exercise.nudge), 76));
-        println!();
-        println!(
-            "Still stuck after trying? cargo run -p exercises -- hint {} 2",
-            exercise.number
-        );
-    } else {
-        println!("{}", wrap(&format!("Hint 2 of 2: {}", exercise.hint), 76));
+    match level {
+        1 => println!("{}", wrap(&format!("Hint 1 of 3: {}", exercise.nudge), 76)),
+        2 => {
+            let binary = harness::build(Side::Starter)?;
+            let results = binary.run(&exercise.module())?;
+            let failing: Vec<&str> = results
+                .iter()
+                .filter(|(_, outcome)| **outcome != Outcome::Passed)
+                .filter_map(|(name, _)| name.split_once("::").map(|(_, test)| test))
+                .collect();
+            if failing.is_empty() {
+                println!("Hint 2 of 3: every test passes. Nothing to point at: it is solved.");
+            } else {
+                println!("Hint 2 of 3, what each failing test shows:");
+                for test in failing {
+                    println!();
+                    println!("  {test}");
+                    println!("{}", indent(&wrap(pointer(exercise, test), 72), "    "));
+                }
+            }
+        }
+        _ => println!("{}", wrap(&format!("Hint 3 of 3: {}", exercise.hint), 76)),
     }
     println!();
+    if level < 3 {
+        println!(
+            "Still stuck after trying? cargo run -p exercises -- hint {} {}",
+            exercise.number,
+            level + 1
+        );
+    }
     println!(
         "Read the chapter book/src/{} and the file you edit, {}.",
         exercise.chapter,
         exercise.starter_path()
     );
     println!(
-        "The book's entry (with the solution, folded): book/src/appendix/exercises.md#{}",
+        "The book's entry: book/src/appendix/exercises.md#{}",
         exercise.anchor()
     );
     Ok(true)
+}
+
+/// What a failing `test` of `exercise` shows.
+fn pointer(exercise: &Exercise, test: &str) -> &'static str {
+    exercise
+        .pointers
+        .iter()
+        .find(|(name, _)| *name == test)
+        .map_or(
+            "(no pointer for this test: its message says what it saw)",
+            |(_, text)| text,
+        )
+}
+
+/// Every line of `text` with `prefix` in front.
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|line| format!("{prefix}{line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn list(fresh: bool) -> Result<bool, String> {
@@ -365,11 +564,13 @@ fn verdict(side: Side, results: &Results) -> (String, bool) {
     let ok = match side {
         // A starter must leave something to do, and must not hang doing it.
         Side::Starter => failed > 0 && unfinished == 0,
-        Side::Solution | Side::Wrong(_) => total > 0 && passed == total,
+        Side::Solution | Side::Wrong(_) | Side::Graded(_) => total > 0 && passed == total,
     };
     let mut text = match side {
         Side::Starter => format!("fails {failed} of {total}"),
-        Side::Solution | Side::Wrong(_) => format!("passes {passed} of {total}"),
+        Side::Solution | Side::Wrong(_) | Side::Graded(_) => {
+            format!("passes {passed} of {total}")
+        }
     };
     if unfinished > 0 {
         text.push_str(&format!(", {unfinished} hung"));
@@ -378,6 +579,13 @@ fn verdict(side: Side, results: &Results) -> (String, bool) {
 }
 
 fn verify() -> Result<bool, String> {
+    if !harness::crate_dir().join("solutions").is_dir() {
+        return Err(
+            "verify checks the solutions and the planted wrong answers, which a class \
+             copy does not have: `check --all` checks your own files"
+                .into(),
+        );
+    }
     let starters = harness::build(Side::Starter)?;
     let solutions = harness::build(Side::Solution)?;
     let mut all_ok = true;

@@ -8,6 +8,7 @@
 
 use std::hash::{DefaultHasher, Hasher};
 use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
@@ -36,12 +37,31 @@ impl Watched {
         changed
     }
 
-    /// Returns once a file has changed.
-    pub fn wait(&mut self) {
-        while !self.changed() {
-            thread::sleep(POLL); // a person's save: a third of a second is prompt
+    /// Returns once a file has changed, or a line comes from `lines` (the
+    /// learner pressed Enter), whichever is first.
+    pub fn wait_or_line(&mut self, lines: &Receiver<String>) -> Woken {
+        loop {
+            if self.changed() {
+                return Woken::Saved;
+            }
+            // A person's save: a third of a second is prompt.
+            match lines.recv_timeout(POLL) {
+                Ok(line) => return Woken::Line(line),
+                Err(RecvTimeoutError::Timeout) => {}
+                // No terminal (input closed): saves only.
+                Err(RecvTimeoutError::Disconnected) => thread::sleep(POLL),
+            }
         }
     }
+}
+
+/// What ended a wait.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Woken {
+    /// A watched file changed.
+    Saved,
+    /// The learner typed this line.
+    Line(String),
 }
 
 /// A hash of every file's bytes (or of its absence).
@@ -78,9 +98,20 @@ mod tests {
         std::fs::write(&file, "done").unwrap();
         assert!(watched.changed());
         assert!(!watched.changed(), "seen once");
-        // `wait` returns at once for a change already made.
+        // A wait returns at once for a change already made, with no
+        // terminal to read lines from.
         std::fs::remove_file(&file).unwrap();
-        watched.wait();
+        let (tx, rx) = std::sync::mpsc::channel();
+        drop(tx);
+        assert_eq!(watched.wait_or_line(&rx), Woken::Saved);
+        // A line typed, with nothing saved; then a save, with a line
+        // waiting too: the save comes first.
+        let (tx, rx) = std::sync::mpsc::channel();
+        tx.send("h".to_string()).unwrap();
+        assert_eq!(watched.wait_or_line(&rx), Woken::Line("h".into()));
+        std::fs::write(&file, "again").unwrap();
+        tx.send(String::new()).unwrap();
+        assert_eq!(watched.wait_or_line(&rx), Woken::Saved);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
