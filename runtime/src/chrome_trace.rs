@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use crate::recorder::{Actor, Event, Outcome, Record};
-use crate::waker::TaskId;
+use crate::recorder::{Actor, Event, Outcome, Record, Recording};
+use crate::task_id::TaskId;
 
 /// The track of the event loop (and of code outside any task).
 const LOOP_TRACK: u64 = 0;
@@ -150,6 +150,13 @@ impl Writer {
 }
 
 /// Writes `records` to `out` as a Chrome trace.
+impl Recording {
+    /// Writes the recording as Chrome trace-event JSON.
+    pub fn write_chrome_trace(&self, out: impl Write) -> io::Result<()> {
+        self.with_records(|records| write(records, out))
+    }
+}
+
 pub(crate) fn write(records: &[Record], mut out: impl Write) -> io::Result<()> {
     let end = records.last().map_or(Duration::ZERO, |r| r.at);
     let mut w = Writer {

@@ -23,7 +23,8 @@ use crate::event_loop::EventLoop;
 use crate::recorder::{self, Actor, Event, Lints, Outcome, Recording, WarningKind};
 use crate::slab::Slab;
 use crate::task::{JoinHandle, Meta, Runnable, Task, TaskState, WaitsOn};
-use crate::waker::{RunQueue, TaskId, TaskRef, TaskWaker};
+use crate::task_id::TaskId;
+use crate::waker::{RunQueue, TaskRef, TaskWaker};
 
 /// The id of the future passed to [`Runtime::block_on`]. Spawned tasks count
 /// up from 1.

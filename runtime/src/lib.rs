@@ -6,7 +6,9 @@
 //! | module | the chapter's counterpart |
 //! |---|---|
 //! | `event_loop` | `selectors.DefaultSelector` and callbacks |
+//! | `readiness` | what the selector's event said (`EVENT_READ`, `EVENT_WRITE`) |
 //! | `waker`, `task`, `executor` | `Future.add_done_callback`, `Task.step`, `run_until_complete` |
+//! | `task_id` | (ours) a task's number, as traces and the recorder call it |
 //! | `reactor` | the callbacks that resolve futures when a socket is ready |
 //! | `time` | `asyncio.sleep`, `asyncio.wait_for` |
 //! | `clock` | (ours) the real clock, or a paused one for tests |
@@ -44,16 +46,18 @@ mod net;
 pub mod oneshot;
 mod queue;
 mod reactor;
+mod readiness;
 mod recorder;
 mod signal;
 mod slab;
 mod task;
+mod task_id;
 mod time;
 mod waker;
 
 pub use blocking::{Blocking, spawn_blocking};
 pub use clock::{Clock, saturating_add};
-pub use event_loop::{Callback, EventLoop, Readiness, TimerCallback, TimerId};
+pub use event_loop::{Callback, EventLoop, TimerCallback, TimerId};
 /// For a debugger's `call`, not for programs: see the book's debugger
 /// appendix.
 pub use executor::debug_dump_tasks;
@@ -65,8 +69,9 @@ pub use gather::gather;
 pub use net::{TcpListener, TcpStream, resolve};
 pub use queue::{Get, Join, Queue, TaskDoneError};
 pub use reactor::{Direction, Registration};
+pub use readiness::Readiness;
 pub use recorder::{Actor, Event, Lints, Outcome, Record, Recording, Warning, WarningKind};
 pub use signal::SignalPipe;
 pub use task::{JoinError, JoinHandle, TaskState};
+pub use task_id::TaskId;
 pub use time::{Elapsed, Sleep, deadline_after, now, sleep, sleep_until, timeout};
-pub use waker::TaskId;

@@ -46,8 +46,8 @@ use log::trace;
 use mio::event::Source;
 use mio::{Interest, Token};
 
-use crate::event_loop::Readiness;
 use crate::executor::{self, Inner};
+use crate::readiness::Readiness;
 
 /// Which half of a socket an operation uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,7 +36,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::panic::Location;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -44,8 +44,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::clock::Clock;
-use crate::event_loop::Readiness;
-use crate::waker::TaskId;
+use crate::readiness::Readiness;
+use crate::task_id::TaskId;
 
 /// One thing the runtime did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -366,9 +366,10 @@ impl Recording {
             .collect()
     }
 
-    /// Writes the recording as Chrome trace-event JSON.
-    pub fn write_chrome_trace(&self, out: impl Write) -> io::Result<()> {
-        crate::chrome_trace::write(&self.0.borrow().records, out)
+    /// Lends the records so far to `f` (the Chrome trace writer reads them
+    /// all).
+    pub(crate) fn with_records<R>(&self, f: impl FnOnce(&[Record]) -> R) -> R {
+        f(&self.0.borrow().records)
     }
 
     fn push(&self, event: Event) {

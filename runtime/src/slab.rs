@@ -14,7 +14,8 @@
 //! a lookup checks it: a wake for a task that has finished, whose slot may
 //! hold another task by now, finds nothing, rather than polling a stranger.
 
-use crate::waker::{TaskId, TaskRef};
+use crate::task_id::TaskId;
+use crate::waker::TaskRef;
 
 /// Values (the executor's tasks) kept by slot, each with its task's id.
 pub(crate) struct Slab<T> {

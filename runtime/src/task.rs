@@ -20,7 +20,8 @@ use std::task::{Context, Poll, Waker};
 use log::{error, trace};
 
 use crate::recorder::{self, Event, Outcome, WarningKind};
-use crate::waker::{TaskId, TaskWaker};
+use crate::task_id::TaskId;
+use crate::waker::TaskWaker;
 
 /// Where a task is in its life, as [`Runtime`](crate::Runtime)'s `Debug`
 /// shows it.

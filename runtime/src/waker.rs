@@ -20,8 +20,7 @@ use std::task::Wake;
 
 use log::trace;
 
-/// Identifies a task for as long as the runtime lives. Never reused.
-pub type TaskId = u64;
+pub use crate::task_id::TaskId;
 
 /// What the run queue holds: a task's id, and its slot in the executor's
 /// table ([`crate::slab`]), so that the executor finds the task by index

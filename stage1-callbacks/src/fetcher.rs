@@ -27,7 +27,7 @@ use runtime::TimerId;
 use runtime::{EventLoop, Readiness};
 use url::{Position, Url};
 
-use crate::crawl::Crawl;
+use crate::state::Crawl;
 
 /// How much `read_response` reads per `read` call, as in the chapter.
 const CHUNK: usize = 4096;
@@ -289,7 +289,7 @@ fn request_for(url: &Url) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crawl::Options;
+    use crate::state::Options;
     use std::time::Duration;
 
     #[test]

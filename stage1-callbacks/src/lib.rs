@@ -9,8 +9,9 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`crawl`] | `seen_urls`, `urls_todo`, the loop |
+//! | [`state`] | `seen_urls`, `urls_todo`: what the fetchers share |
 //! | [`fetcher`] | the `Fetcher` and its three callbacks |
+//! | [`crawl`] | the root's fetcher, and the loop |
 //! | [`cli`] | the command line |
 
 #![warn(missing_docs)]
@@ -18,6 +19,8 @@
 pub mod cli;
 pub mod crawl;
 pub mod fetcher;
+pub mod state;
 
-pub use crawl::{Options, crawl};
+pub use crawl::crawl;
 pub use crawl_kit::report::{Outcome, Report};
+pub use state::Options;
