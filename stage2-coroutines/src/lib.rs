@@ -11,6 +11,7 @@
 //! | [`chapter_future`] | its small `Future`: a result slot and done-callbacks |
 //! | [`on_connected`] | the first coroutine: `yield f`, resolved by a callback |
 //! | [`machines`] | generators and their frames, written out as enums |
+//! | `machines::connect`, `machines::read`, `machines::read_all`, `machines::fetch` | each of the chapter's coroutines, as an enum and its `poll` |
 //! | [`async_fetch`] | `yield from`, which is `.await` |
 //! | [`style`] | (new) picks one of the two fetchers |
 //! | [`crawler`] | `Fetcher`, `seen_urls`, `urls_todo`, a `Task` per URL |

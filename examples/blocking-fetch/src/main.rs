@@ -8,6 +8,11 @@
 //! Each fetch holds the only thread until its response is complete, so the
 //! crawl takes the sum of every response's time. `--delay-ms` makes the
 //! demo site wait before each response, which makes that sum easy to see.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `fetch` | the chapter's blocking fetch, on std's blocking sockets (thread-per-fetch runs this same file) |
+//! | `links` | a page's `href`s and the same-origin rule, with std only |
 
 mod fetch;
 mod links;

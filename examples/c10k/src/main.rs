@@ -8,6 +8,13 @@
 //! and what they cost each process.
 //!
 //! `--connections N` chooses how many (default 10,000).
+//!
+//! | module | holds |
+//! |---|---|
+//! | `server` | the server side, in a second process: one task per connection |
+//! | `client` | the client side: N connections from one thread, all held open at once |
+//! | `fd_limit` | raising `RLIMIT_NOFILE`, so that there are file descriptors for every socket |
+//! | `proc` | what Linux says about this process, from /proc/self |
 
 /// `println!`, wrapped at [`WIDTH`] columns by [`say`].
 macro_rules! say {

@@ -23,6 +23,19 @@
 //! the [`SiteConfig`] and the port, and [`DemoSite::expected`] derives the
 //! exact set of URLs a correct same-host crawler finds by crawling that same
 //! function in memory.
+//!
+//! The modules (the README has the site's routes):
+//!
+//! | module | holds |
+//! |---|---|
+//! | `server` | one thread accepting, one thread per connection; the counters |
+//! | `http` | just enough HTTP/1.1: request heads read, responses encoded |
+//! | `content` | the site as a pure function from a request target to a response (`content/files`: fixed resources; `content/index`: the index page) |
+//! | `html` | a tiny HTML writer that remembers every link it writes |
+//! | `prose` | filler prose, and the site's only source of "randomness" |
+//! | `compress` | gzip, deflate and br responses in polite mode, and one body no client should decode |
+//! | `expected` | the answer key: the site crawled in memory, by a crawler's rules |
+//! | `testing` | what the crawlers' tests share besides the site: peers that refuse, reset or never answer |
 
 #![warn(missing_docs)]
 

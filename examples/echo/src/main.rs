@@ -6,6 +6,10 @@
 //!
 //! `--port PORT` chooses the port on 127.0.0.1 (default 7007; 0 picks a free
 //! one). The first line on stdout is the address it listens on.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `server` | the accept loop and the per-connection echo task |
 
 mod server;
 

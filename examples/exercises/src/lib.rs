@@ -3,6 +3,11 @@
 //! reference solution is in solutions/exNN_*.rs. See README.md for the
 //! table and the commands.
 //!
+//! | module | holds |
+//! |---|---|
+//! | `ex01_echo_callbacks` ... `ex16_graceful_shutdown` | the exercises, one file each (README.md lists them) |
+//! | `support` | helpers the exercises share, each a small finished example |
+//!
 //! The `solutions` feature compiles the solutions in place of the starters;
 //! the runner's `verify` command uses it to check that every solution
 //! passes and every starter still fails. The `wrong` feature compiles, in

@@ -13,6 +13,22 @@
 //! | consumer service | the consumer task in [`server`] |
 //! | MongoDB | [`store`]: a JSON Lines file |
 //!
+//! With `--broker` and `--database`, the same pipeline runs as the
+//! article's two services, each its own process, on real Redis and
+//! PostgreSQL:
+//!
+//! | module | holds |
+//! |---|---|
+//! | `services` | the two services as subcommands (`api`, `store`) |
+//! | `api` | the REST service: `POST /jobs` to a Redis stream, `GET /jobs/ID` from the table |
+//! | `consumer` | the storing service: the stream read in a consumer group, each job inserted, then acknowledged |
+//! | `broker` | what both services agree on about Redis: the stream, the group, the keys |
+//! | `table` | what both agree on about PostgreSQL: the jobs table, made under an advisory lock |
+//! | `lookup` | the api's questions to the table, asked for many requests at once |
+//! | `front` | the HTTP front of every service: accept, parse, hand to a handler, stop cleanly |
+//! | `postgres` | a PostgreSQL client on our runtime (`postgres::config`, `postgres::message`, `postgres::scram`, `postgres::pool`) |
+//! | `signals`, `shutdown` | Ctrl-C and SIGTERM as something a task awaits; asking a service to stop |
+//!
 //! Stopping is part of the design: [`Shutdown`] stops the accepting, lets
 //! open requests finish, and waits on the queue's `join` until every
 //! accepted job is stored.

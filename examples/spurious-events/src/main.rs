@@ -12,6 +12,10 @@
 //!    (`Registration::simulate_event`, the runtime's hook for tests);
 //! 2. a real one: two readers hold two descriptors of one socket, the kernel
 //!    tells both that it is readable, and only one of them gets the message.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `watched` | a socket registered with the reactor that narrates every read it tries |
 
 mod watched;
 

@@ -9,6 +9,10 @@
 //! The first crawls the demo site with a new thread for every new link, as
 //! the stage 1 crawler starts a new `Fetcher`. The second starts N idle
 //! threads and reads from /proc what they cost this machine.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `measure` | what an idle thread costs, read from /proc |
 
 // The very same fetch and link scanner as blocking-fetch, not a copy.
 #[path = "../../blocking-fetch/src/fetch.rs"]

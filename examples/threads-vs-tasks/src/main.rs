@@ -9,6 +9,12 @@
 //! side it says which one, and carries on.
 //!
 //! `--n 1000,10000` chooses the Ns (default 1,000, 10,000 and 100,000).
+//!
+//! | module | holds |
+//! |---|---|
+//! | `idle` | the measuring children: N idle threads or N idle tasks, and the memory before and after |
+//! | `limits` | the limits that stop a program from making more threads, and which one did |
+//! | `procfs` | the numbers Linux publishes under /proc and /sys, read into buffers made up front |
 
 mod idle;
 mod limits;

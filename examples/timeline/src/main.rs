@@ -11,6 +11,12 @@
 //! is the same run told in logical time, which the book's check compares
 //! (see `story.rs`). For everything in a trace, open it in
 //! <https://ui.perfetto.dev> instead.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `trace` | a runtime trace read back from its Chrome trace-event JSON |
+//! | `story` | the trace told as text, in logical time (what the book's check compares) |
+//! | `svg` | the trace drawn as an SVG swimlane timeline |
 
 mod story;
 mod svg;

@@ -6,6 +6,16 @@
 //!
 //! It speaks RESP2 and reads RESP3 replies too; it has no `AUTH` or TLS,
 //! which neither user needs yet.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `frame` | RESP, the Redis serialization protocol: one reply is one `Frame` (after mini-redis's `frame.rs`) |
+//! | `connection` | one connection: commands out, their replies in order; pipelines |
+//! | `commands` | the commands the jobs pipeline and the shared frontier use, their replies decoded |
+//! | `pool` | a few connections shared by a server's tasks |
+//! | `cluster` | Redis Cluster: which master holds a key's slot, and following `MOVED` and `ASK` |
+//! | `url` | `redis://HOST:PORT/NAME`: the server, and the name a program keeps its keys under |
+//! | `test_server` | a real `redis-server` (or a cluster) on a free port, for tests |
 
 #![warn(missing_docs)]
 
