@@ -11,20 +11,13 @@ use stage2_coroutines::{Options, crawl};
 fn main() -> ExitCode {
     env_logger::init();
     let args = Args::parse();
-    // Kept alive until the crawl is over.
-    let mut site = None;
-    let root = match args.url {
-        Some(url) => url,
-        None => match DemoSite::start_for_crawl() {
-            Ok((started, url)) => {
-                site = Some(started);
-                url
-            }
-            Err(e) => {
-                eprintln!("error: cannot start the demo site: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
+    // The given root, or the demo site's, kept alive until the crawl is over.
+    let (root, site) = match DemoSite::root_or_start(args.url) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("error: cannot start the demo site: {e}");
+            return ExitCode::FAILURE;
+        }
     };
     let options = Options {
         style: args.style,

@@ -15,7 +15,7 @@
 //! | `polite`: `rules`, `host`, `turns`, [`politeness`], [`robots`], `robots_fetch`, `depth`, [`traps`], `sitemaps`, [`sitemap`] | Being a Good Citizen: host rules, per-host turns, robots.txt, `--max-depth` level by level, traps, sitemaps | `Crawler.host_okay`, and ours |
 //! | `keeping`: `journal`, `archive`, `warc` | Keeping What You Fetched: `--state` and `--warc` | (ours) |
 //! | `sharing`: [`frontier`], `shared` | Beyond One Machine: the frontier in Redis, this process's part of a shared crawl | (ours: scrapy-redis) |
-//! | `report`: [`reporting`], `external_sort`, `dates` | the text report and JSON Lines, sorted in bounded memory | `reporting.py` |
+//! | `report`: [`reporting`], `external_sort` | the text report and JSON Lines, sorted in bounded memory | `reporting.py` |
 //! | [`program`]: [`cli`], `joining`, [`interrupt`], `progress`, `ps` | the command line, the run, a shared crawl joined, Ctrl-C, the progress line, the task table | `crawl.py` |
 
 #![warn(missing_docs)]

@@ -4,7 +4,6 @@
 use std::fmt;
 use std::path::Path;
 use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The machine and toolchain of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,23 +73,6 @@ pub fn git_commit(root: &Path) -> String {
         },
         None => "unknown".into(),
     }
-}
-
-/// `YYYY-MM-DD` in UTC (Howard Hinnant's `civil_from_days`).
-pub fn utc_date(time: SystemTime) -> String {
-    let days = time
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
 }
 
 /// The first `model name` in the text of /proc/cpuinfo.

@@ -305,14 +305,18 @@ impl DemoSite {
         DemoSite::start(SiteConfig::default())
     }
 
-    /// The crawlers' embedded default: starts the default site, says on
-    /// stderr where it is, and returns it with its root URL. Keep the site
-    /// alive until the crawl is over.
-    pub fn start_for_crawl() -> io::Result<(DemoSite, url::Url)> {
+    /// The crawlers' embedded default: `given`, if the user gave a root;
+    /// else the default site, started, with its root URL (and a line on
+    /// stderr saying where it is). Keep the site alive until the crawl is
+    /// over.
+    pub fn root_or_start(given: Option<url::Url>) -> io::Result<(url::Url, Option<DemoSite>)> {
+        if let Some(root) = given {
+            return Ok((root, None));
+        }
         let site = DemoSite::start_default()?;
         let root = url::Url::parse(&site.url("/")).map_err(io::Error::other)?;
         eprintln!("crawling the demo site at {root}");
-        Ok((site, root))
+        Ok((root, Some(site)))
     }
 
     /// How long the site waits before answering `target` (a path, with or

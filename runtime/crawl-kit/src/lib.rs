@@ -10,10 +10,12 @@
 //! | [`response`] | the status line, headers and body of an HTTP/1.0 response | stages 1 and 2 |
 //! | [`report`] | an outcome per URL and the closing line | stages 1 and 2 |
 //! | [`args`] | the root URL and timeout values of the command line | all three stages |
+//! | [`dates`] | dates in UTC: `ctime`, ISO 8601, a day | stage 3's report and archive, the bench |
 
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod dates;
 pub mod links;
 pub mod report;
 pub mod response;

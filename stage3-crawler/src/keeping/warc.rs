@@ -387,7 +387,7 @@ fn record_id() -> String {
 
 /// A time as WARC writes it: ISO 8601 in UTC, to the second.
 pub fn warc_date(time: SystemTime) -> String {
-    crate::report::dates::iso8601(time)
+    crawl_kit::dates::iso8601(time)
 }
 
 #[cfg(test)]

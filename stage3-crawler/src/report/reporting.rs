@@ -334,7 +334,7 @@ pub fn json_summary(summary: &Summary) -> String {
     serde_json::to_string(&Wrapper { summary }).unwrap_or_else(|_| "{}".into())
 }
 
-pub use crate::report::dates::{ctime, iso8601};
+pub use crawl_kit::dates::{ctime, iso8601};
 
 #[cfg(test)]
 mod tests {

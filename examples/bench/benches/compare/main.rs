@@ -20,10 +20,11 @@ use std::time::{Duration, SystemTime};
 
 use bench::child::{self, Measured};
 use bench::crawl::{self, Visit, Workload};
-use bench::machine::{Machine, git_commit, utc_date};
+use bench::machine::{Machine, git_commit};
 use bench::micro::{self, Micro, MicroResult};
 use bench::stats::median;
 use bench::table::{self, Row, Target, Unit};
+use crawl_kit::dates::utc_date;
 use demo_site::DemoSite;
 use url::Url;
 

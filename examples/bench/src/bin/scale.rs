@@ -16,9 +16,10 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, SystemTime};
 
 use bench::child::{self, Measured};
-use bench::machine::{Machine, git_commit, utc_date};
+use bench::machine::{Machine, git_commit};
 use bench::plot::{self, Chart, Series};
 use bench::scale::{self, Counted, Point};
+use crawl_kit::dates::utc_date;
 use demo_site::{DemoSite, SiteConfig};
 
 const USAGE: &str = "\

@@ -1,5 +1,6 @@
-//! Dates as the reports and the WARC archive write them, in UTC, with no
-//! calendar crate: the report's `ctime` line and WARC-Date.
+//! Dates as the reports, the WARC archive and the bench write them, in
+//! UTC, with no calendar crate: the report's `ctime` line, WARC-Date, and
+//! the day a bench row was measured. One calendar routine for all three.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -37,6 +38,13 @@ pub fn iso8601(time: SystemTime) -> String {
     )
 }
 
+/// `YYYY-MM-DD` in UTC: the day, as the bench dates its rows.
+pub fn utc_date(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
 /// Year, month (1-12) and day for a count of days since 1970-01-01
 /// (Howard Hinnant's `civil_from_days`).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -65,5 +73,15 @@ mod tests {
         assert_eq!(ctime(t), "Sun Mar  1 09:05:00 2026");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(ctime(leap), "Tue Feb 29 00:00:00 2000");
+    }
+
+    #[test]
+    fn the_three_forms_of_one_time() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_772_355_900); // 2026-03-01 09:05
+        assert_eq!(iso8601(t), "2026-03-01T09:05:00Z");
+        assert_eq!(utc_date(t), "2026-03-01");
+        assert_eq!(utc_date(UNIX_EPOCH), "1970-01-01");
+        let before = UNIX_EPOCH + Duration::from_secs(951_782_399); // 2000-02-28 23:59:59
+        assert_eq!(utc_date(before), "2000-02-28");
     }
 }
