@@ -16,6 +16,7 @@
 //! | `blocking` | `loop.run_in_executor` (for DNS) |
 //! | `oneshot` | (ours) a result handed from a helper thread to a task |
 //! | `queue` | `asyncio.Queue` |
+//! | `pool` | (ours) connections shared by many tasks, for the Redis and PostgreSQL clients |
 //! | `gather` | `asyncio.gather` |
 //! | `signal` | `loop.add_signal_handler` |
 //! | `slab` | (ours) the task table: tasks found by the slot their waker carries |
@@ -44,6 +45,7 @@ mod gather;
 mod id_map;
 mod net;
 pub mod oneshot;
+mod pool;
 mod queue;
 mod reactor;
 mod readiness;
@@ -67,6 +69,7 @@ pub use executor::{
 pub use future::{Either, catch_unwind, panic_message, select, yield_now};
 pub use gather::gather;
 pub use net::{TcpListener, TcpStream, resolve};
+pub use pool::{Pool, Pooled};
 pub use queue::{Get, Join, Queue, TaskDoneError};
 pub use reactor::{Direction, Registration};
 pub use readiness::Readiness;
