@@ -106,54 +106,36 @@ pub async fn run(
     db: Client,
     shutdown: &Shutdown,
 ) -> ConsumerSummary {
-    let keys = Keys::new(&config.broker);
-    let mut links = Links {
-        redis: Some(redis),
-        db: Some(db),
-        regroup: false,
+    let mut consumer = Consumer {
+        config,
+        keys: Keys::new(&config.broker),
+        links: Links {
+            redis: Some(redis),
+            db: Some(db),
+            regroup: false,
+        },
+        batch: Vec::new(),
+        claim_cursor: "0-0".to_string(),
+        next_claim: Instant::now(),
+        summary: ConsumerSummary::default(),
     };
-    let mut summary = ConsumerSummary::default();
-    let mut batch: Vec<StreamEntry> = Vec::new();
-    let mut claim_cursor = "0-0".to_string();
-    let mut next_claim = Instant::now();
     let mut backoff = BACKOFF_FIRST;
     loop {
-        if shutdown.is_triggered() && (batch.is_empty() || links.db.is_none()) {
-            summary.left_pending = batch.len() as u64;
-            return summary;
+        if shutdown.is_triggered() && (consumer.batch.is_empty() || consumer.links.db.is_none()) {
+            return consumer.stop();
         }
-        let result = turn(
-            config,
-            &keys,
-            &mut links,
-            &mut batch,
-            &mut claim_cursor,
-            &mut next_claim,
-            &mut summary,
-        )
-        .await;
-        match result {
+        match consumer.turn().await {
             Ok(()) => backoff = BACKOFF_FIRST,
             Err(e) => {
-                links.regroup |= e.contains("NOGROUP");
+                consumer.links.regroup |= e.contains("NOGROUP");
                 log::warn!(
                     "{e}; retrying in {backoff:?} with {} jobs held",
-                    batch.len()
+                    consumer.batch.len()
                 );
                 if let Either::Right(()) = select(sleep(backoff), shutdown.wait()).await {
                     // Try the batch once more, then stop either way.
-                    let _ = turn(
-                        config,
-                        &keys,
-                        &mut links,
-                        &mut batch,
-                        &mut claim_cursor,
-                        &mut next_claim,
-                        &mut summary,
-                    )
-                    .await;
-                    summary.left_pending = batch.len() as u64;
-                    return summary;
+                    let _ = consumer.turn().await;
+                    return consumer.stop();
                 }
                 backoff = (backoff * 2).min(BACKOFF_MAX);
             }
@@ -161,139 +143,164 @@ pub async fn run(
     }
 }
 
+/// What the consumer's loop carries from one turn to the next.
+struct Consumer<'a> {
+    config: &'a ConsumerConfig,
+    keys: Keys,
+    links: Links,
+    /// The batch in hand: read or claimed, not yet acknowledged.
+    batch: Vec<StreamEntry>,
+    /// Where the next scan of other consumers' pending jobs goes on from.
+    claim_cursor: String,
+    /// When to scan for them again.
+    next_claim: Instant,
+    summary: ConsumerSummary,
+}
+
+impl Consumer<'_> {
+    /// The summary, with what is left pending in the stream.
+    fn stop(mut self) -> ConsumerSummary {
+        self.summary.left_pending = self.batch.len() as u64;
+        self.summary
+    }
+}
+
 // ANCHOR: turn
 /// One turn: fill the batch if it is empty (claimed entries first, then
 /// new ones), insert it (setting aside what can never be stored),
 /// acknowledge it.
-async fn turn(
-    config: &ConsumerConfig,
-    keys: &Keys,
-    links: &mut Links,
-    batch: &mut Vec<StreamEntry>,
-    claim_cursor: &mut String,
-    next_claim: &mut Instant,
-    summary: &mut ConsumerSummary,
-) -> Result<(), String> {
-    if links.regroup {
-        let redis = redis_link(config, &mut links.redis).await?;
-        let made = io(redis.xgroup_create(&keys.stream, GROUP, "0")).await;
-        check_redis(made, &mut links.redis)?;
-        log::warn!("made the consumer group again: the stream was gone from Redis");
-        links.regroup = false;
-    }
-    if batch.is_empty() {
-        let redis = redis_link(config, &mut links.redis).await?;
-        if Instant::now() >= *next_claim {
-            let claimed = io(redis.xautoclaim(
-                &keys.stream,
-                GROUP,
-                &config.consumer,
-                config.claim_idle,
-                claim_cursor,
-                config.batch,
-            ))
-            .await;
-            let claimed = check_redis(claimed, &mut links.redis)?;
-            if claimed.next == "0-0" {
-                // A full scan of the pending list: look again later.
-                *next_claim = Instant::now() + config.claim_idle / 2;
-            }
-            *claim_cursor = claimed.next;
-            if !claimed.entries.is_empty() {
-                log::info!(
-                    "claimed {} jobs left pending by another consumer",
-                    claimed.entries.len()
-                );
-                summary.claimed += claimed.entries.len() as u64;
-                *batch = claimed.entries;
-            }
+impl Consumer<'_> {
+    async fn turn(&mut self) -> Result<(), String> {
+        let Consumer {
+            config,
+            keys,
+            links,
+            batch,
+            claim_cursor,
+            next_claim,
+            summary,
+        } = self;
+        if links.regroup {
+            let redis = redis_link(config, &mut links.redis).await?;
+            let made = io(redis.xgroup_create(&keys.stream, GROUP, "0")).await;
+            check_redis(made, &mut links.redis)?;
+            log::warn!("made the consumer group again: the stream was gone from Redis");
+            links.regroup = false;
         }
         if batch.is_empty() {
             let redis = redis_link(config, &mut links.redis).await?;
-            let read = io(redis.xreadgroup(
-                GROUP,
-                &config.consumer,
-                &keys.stream,
-                config.batch,
-                Some(BLOCK),
-            ))
-            .await;
-            *batch = check_redis(read, &mut links.redis)?;
+            if Instant::now() >= *next_claim {
+                let claimed = io(redis.xautoclaim(
+                    &keys.stream,
+                    GROUP,
+                    &config.consumer,
+                    config.claim_idle,
+                    claim_cursor,
+                    config.batch,
+                ))
+                .await;
+                let claimed = check_redis(claimed, &mut links.redis)?;
+                if claimed.next == "0-0" {
+                    // A full scan of the pending list: look again later.
+                    *next_claim = Instant::now() + config.claim_idle / 2;
+                }
+                *claim_cursor = claimed.next;
+                if !claimed.entries.is_empty() {
+                    log::info!(
+                        "claimed {} jobs left pending by another consumer",
+                        claimed.entries.len()
+                    );
+                    summary.claimed += claimed.entries.len() as u64;
+                    *batch = claimed.entries;
+                }
+            }
+            if batch.is_empty() {
+                let redis = redis_link(config, &mut links.redis).await?;
+                let read = io(redis.xreadgroup(
+                    GROUP,
+                    &config.consumer,
+                    &keys.stream,
+                    config.batch,
+                    Some(BLOCK),
+                ))
+                .await;
+                *batch = check_redis(read, &mut links.redis)?;
+            }
+            if batch.is_empty() {
+                return Ok(());
+            }
         }
-        if batch.is_empty() {
-            return Ok(());
+        // An entry that is not a job can never be stored, so it is set aside
+        // rather than retried forever; so is a job that PostgreSQL refuses for
+        // its data.
+        let (jobs, mut refused) = decode(batch);
+        let stored = insert(config, &mut links.db, jobs, &mut refused, summary).await?;
+        if !refused.is_empty() {
+            set_aside(config, keys, &mut links.redis, batch, &refused).await?;
         }
-    }
-    // An entry that is not a job can never be stored, so it is set aside
-    // rather than retried forever; so is a job that PostgreSQL refuses for
-    // its data.
-    let (jobs, mut refused) = decode(batch);
-    let stored = insert(config, &mut links.db, jobs, &mut refused, summary).await?;
-    if !refused.is_empty() {
-        set_aside(config, keys, &mut links.redis, batch, &refused).await?;
-    }
-    // Committed, and the rest set aside: now, and only now, acknowledge,
-    // and delete the entries from the stream: the one group has them, and
-    // an acknowledged entry kept would grow the stream by every job ever
-    // accepted (100,000 jobs: 100,000 entries). What Redis knew about a
-    // stored job goes in the same round trip, for the same reason: its
-    // status at once, its idempotency key after a day of fast retries; the
-    // api asks the table from then on. A failed job is in no table, so
-    // Redis keeps its status and key.
-    let ids: Vec<&str> = batch.iter().map(|e| e.id.as_str()).collect();
-    let mut ack = vec!["XACK".to_string(), keys.stream.clone(), GROUP.to_string()];
-    ack.extend(ids.iter().map(|id| id.to_string()));
-    let mut delete = vec!["XDEL".to_string(), keys.stream.clone()];
-    delete.extend(ids.iter().map(|id| id.to_string()));
-    let mut commands = vec![ack, delete];
-    if !stored.is_empty() {
-        let mut forget = vec!["HDEL".to_string(), keys.status.clone()];
-        forget.extend(stored.iter().map(|job| job.id.clone()));
-        commands.push(forget);
-    }
-    let ttl = KEY_TTL_SECONDS.to_string();
-    for job in stored.iter().filter(|job| job.keyed) {
-        commands.push(vec![
-            "EXPIRE".to_string(),
-            keys.idempotency(&job.id),
-            ttl.clone(),
-        ]);
-    }
-    // A job whose id another job holds: Redis answers for the stored one.
-    for taken in refused.iter().filter_map(|r| r.taken_by.as_ref()) {
-        commands.push(vec![
-            "HDEL".to_string(),
-            keys.status.clone(),
-            taken.id.clone(),
-        ]);
-        if taken.keyed {
-            let first = serde_json::to_string(&taken.first).map_err(|e| e.to_string())?;
+        // Committed, and the rest set aside: now, and only now, acknowledge,
+        // and delete the entries from the stream: the one group has them, and
+        // an acknowledged entry kept would grow the stream by every job ever
+        // accepted (100,000 jobs: 100,000 entries). What Redis knew about a
+        // stored job goes in the same round trip, for the same reason: its
+        // status at once, its idempotency key after a day of fast retries; the
+        // api asks the table from then on. A failed job is in no table, so
+        // Redis keeps its status and key.
+        let ids: Vec<&str> = batch.iter().map(|e| e.id.as_str()).collect();
+        let mut ack = vec!["XACK".to_string(), keys.stream.clone(), GROUP.to_string()];
+        ack.extend(ids.iter().map(|id| id.to_string()));
+        let mut delete = vec!["XDEL".to_string(), keys.stream.clone()];
+        delete.extend(ids.iter().map(|id| id.to_string()));
+        let mut commands = vec![ack, delete];
+        if !stored.is_empty() {
+            let mut forget = vec!["HDEL".to_string(), keys.status.clone()];
+            forget.extend(stored.iter().map(|job| job.id.clone()));
+            commands.push(forget);
+        }
+        let ttl = KEY_TTL_SECONDS.to_string();
+        for job in stored.iter().filter(|job| job.keyed) {
             commands.push(vec![
-                "SET".to_string(),
-                keys.idempotency(&taken.id),
-                first,
-                "EX".to_string(),
+                "EXPIRE".to_string(),
+                keys.idempotency(&job.id),
                 ttl.clone(),
             ]);
         }
-    }
-    let failed: Vec<&str> = refused.iter().filter_map(|r| r.id.as_deref()).collect();
-    if !failed.is_empty() {
-        let mut mark = vec!["HSET".to_string(), keys.status.clone()];
-        for id in failed {
-            mark.extend([id.to_string(), "failed".to_string()]);
+        // A job whose id another job holds: Redis answers for the stored one.
+        for taken in refused.iter().filter_map(|r| r.taken_by.as_ref()) {
+            commands.push(vec![
+                "HDEL".to_string(),
+                keys.status.clone(),
+                taken.id.clone(),
+            ]);
+            if taken.keyed {
+                let first = serde_json::to_string(&taken.first).map_err(|e| e.to_string())?;
+                commands.push(vec![
+                    "SET".to_string(),
+                    keys.idempotency(&taken.id),
+                    first,
+                    "EX".to_string(),
+                    ttl.clone(),
+                ]);
+            }
         }
-        commands.push(mark);
+        let failed: Vec<&str> = refused.iter().filter_map(|r| r.id.as_deref()).collect();
+        if !failed.is_empty() {
+            let mut mark = vec!["HSET".to_string(), keys.status.clone()];
+            for id in failed {
+                mark.extend([id.to_string(), "failed".to_string()]);
+            }
+            commands.push(mark);
+        }
+        let redis = redis_link(config, &mut links.redis).await?;
+        let replies = check_redis(io(redis.pipeline(&commands)).await, &mut links.redis)?;
+        for reply in replies {
+            reply.map_err(|e| e.to_string())?;
+        }
+        summary.set_aside += refused.len() as u64;
+        log::info!("stored and acknowledged a batch of {}", stored.len());
+        batch.clear();
+        Ok(())
     }
-    let redis = redis_link(config, &mut links.redis).await?;
-    let replies = check_redis(io(redis.pipeline(&commands)).await, &mut links.redis)?;
-    for reply in replies {
-        reply.map_err(|e| e.to_string())?;
-    }
-    summary.set_aside += refused.len() as u64;
-    log::info!("stored and acknowledged a batch of {}", stored.len());
-    batch.clear();
-    Ok(())
 }
 // ANCHOR_END: turn
 
