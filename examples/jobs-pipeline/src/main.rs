@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use jobs_pipeline::{Config, Server, Shutdown};
-use runtime::{run_until_complete, spawn};
+use runtime::run_until_complete;
+use services::jobs;
 
 /// Takes jobs over HTTP on 127.0.0.1 and stores them in a JSON Lines file:
 /// POST /jobs {"name": "...", "priority": 0-9} stores a job (202 Accepted
@@ -67,12 +68,9 @@ fn main() -> ExitCode {
         }
     };
     // Before the banner: whoever reads it may signal us at once.
-    let signals = match signals::install() {
+    let signals = match signals::install_or_say("jobs-pipeline") {
         Ok(signals) => signals,
-        Err(e) => {
-            eprintln!("jobs-pipeline: cannot handle Ctrl-C: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let addr = server.local_addr();
     let store = server.store().path().display().to_string();
@@ -91,18 +89,11 @@ fn main() -> ExitCode {
     }
     let shutdown = Shutdown::new();
     let summary = run_until_complete(async {
-        let watcher = spawn({
-            let shutdown = shutdown.clone();
-            async move {
-                match signals.wait().await {
-                    Ok(()) => println!(
-                        "shutting down: no longer accepting connections; finishing open requests"
-                    ),
-                    Err(e) => eprintln!("jobs-pipeline: waiting for Ctrl-C failed: {e}"),
-                }
-                shutdown.trigger();
-            }
-        });
+        let watcher = signals::trigger_on_signal(
+            signals,
+            &shutdown,
+            "no longer accepting connections; finishing open requests",
+        );
         let summary = server.serve(shutdown).await;
         watcher.cancel();
         summary
@@ -134,14 +125,5 @@ fn main() -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-/// "1 job", "2 jobs".
-fn jobs(n: u64) -> String {
-    if n == 1 {
-        "1 job".into()
-    } else {
-        format!("{n} jobs")
     }
 }

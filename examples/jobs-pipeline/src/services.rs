@@ -13,7 +13,7 @@ use jobs_pipeline::broker::Keys;
 use jobs_pipeline::consumer::{self, ConsumerConfig};
 use jobs_pipeline::postgres::PgConfig;
 use redis_client::RedisUrl;
-use runtime::{SignalPipe, run_until_complete, spawn};
+use runtime::run_until_complete;
 
 use crate::signals;
 
@@ -132,18 +132,6 @@ impl StoreArgs {
     }
 }
 
-/// Turns the first Ctrl-C (or SIGTERM) into `shutdown`.
-fn watch_signals(signals: SignalPipe, shutdown: &Shutdown, what: &'static str) {
-    let shutdown = shutdown.clone();
-    spawn(async move {
-        match signals.wait().await {
-            Ok(()) => println!("shutting down: {what}"),
-            Err(e) => eprintln!("jobs-pipeline: waiting for Ctrl-C failed: {e}"),
-        }
-        shutdown.trigger();
-    });
-}
-
 fn run_api(config: ApiConfig) -> ExitCode {
     let broker = config.broker.clone();
     let db = config.db.clone();
@@ -154,12 +142,9 @@ fn run_api(config: ApiConfig) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let signals = match signals::install() {
+    let signals = match signals::install_or_say("jobs-pipeline api") {
         Ok(signals) => signals,
-        Err(e) => {
-            eprintln!("jobs-pipeline api: cannot handle Ctrl-C: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let shutdown = Shutdown::new();
     let result = run_until_complete(async {
@@ -168,7 +153,7 @@ fn run_api(config: ApiConfig) -> ExitCode {
             "jobs-pipeline api: listening on http://{}/jobs, queueing jobs in {broker}, asking {db} about stored jobs",
             api.local_addr()
         );
-        watch_signals(
+        signals::trigger_on_signal(
             signals,
             &shutdown,
             "no longer accepting connections; finishing open requests",
@@ -195,12 +180,9 @@ fn run_api(config: ApiConfig) -> ExitCode {
 }
 
 fn run_store(config: ConsumerConfig) -> ExitCode {
-    let signals = match signals::install() {
+    let signals = match signals::install_or_say("jobs-pipeline store") {
         Ok(signals) => signals,
-        Err(e) => {
-            eprintln!("jobs-pipeline store: cannot handle Ctrl-C: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let shutdown = Shutdown::new();
     let dead = Keys::new(&config.broker).dead;
@@ -213,7 +195,7 @@ fn run_store(config: ConsumerConfig) -> ExitCode {
             config.broker,
             config.db
         );
-        watch_signals(signals, &shutdown, "finishing the batch in hand");
+        signals::trigger_on_signal(signals, &shutdown, "finishing the batch in hand");
         Ok::<_, String>(consumer::run(&config, redis, db, &shutdown).await)
     });
     match result {
@@ -246,7 +228,7 @@ fn run_store(config: ConsumerConfig) -> ExitCode {
 }
 
 /// "1 job", "2 jobs".
-fn jobs(n: u64) -> String {
+pub fn jobs(n: u64) -> String {
     if n == 1 {
         "1 job".into()
     } else {

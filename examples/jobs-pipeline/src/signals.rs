@@ -3,9 +3,12 @@
 //! own: a second signal exits at once, for when a shutdown hangs.
 
 use std::io;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use jobs_pipeline::Shutdown;
+use runtime::{JoinHandle, SignalPipe, spawn};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 // ANCHOR: install
@@ -22,3 +25,30 @@ pub fn install() -> io::Result<runtime::SignalPipe> {
     runtime::SignalPipe::install(&[SIGINT, SIGTERM])
 }
 // ANCHOR_END: install
+
+/// [`install`], or says why not in `who`'s name: every entry point
+/// installs the handlers before its banner (whoever reads it may signal at
+/// once), and none starts without them.
+pub fn install_or_say(who: &str) -> Result<SignalPipe, ExitCode> {
+    install().map_err(|e| {
+        eprintln!("{who}: cannot handle Ctrl-C: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// Turns the first Ctrl-C (or SIGTERM) into `shutdown`, saying `what`
+/// happens next.
+pub fn trigger_on_signal(
+    signals: SignalPipe,
+    shutdown: &Shutdown,
+    what: &'static str,
+) -> JoinHandle<()> {
+    let shutdown = shutdown.clone();
+    spawn(async move {
+        match signals.wait().await {
+            Ok(()) => println!("shutting down: {what}"),
+            Err(e) => eprintln!("jobs-pipeline: waiting for Ctrl-C failed: {e}"),
+        }
+        shutdown.trigger();
+    })
+}
