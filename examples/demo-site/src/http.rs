@@ -1,8 +1,10 @@
 //! Just enough HTTP/1.1: reading request heads and encoding responses.
 //!
-//! Request heads are parsed with `httparse`; everything about framing
-//! (Content-Length, chunked, close-delimited) is written out by hand here
-//! because showing the bytes on the wire is the point of a teaching server.
+//! Request heads are read by the head reader every server of ours shares
+//! (`runtime/http-head`, on `httparse`), with its caps and its 400, 431 and
+//! 505 answers; everything about framing (Content-Length, chunked,
+//! close-delimited) is written out by hand here because showing the bytes
+//! on the wire is the point of a teaching server.
 
 use std::io::{self, Read};
 
@@ -10,14 +12,20 @@ use crate::content::{Resource, reason};
 use crate::tls::Stream;
 
 /// Requests whose head (request line plus headers) is longer than this are
-/// rejected with 400, so a client cannot make us buffer without limit.
+/// refused with 431, so a client cannot make us buffer without limit.
 pub(crate) const MAX_HEAD: usize = 16 * 1024;
 
 /// Requests may carry a body (we read and ignore it), up to this size.
 const MAX_BODY: u64 = 1024 * 1024;
 
-/// More headers than this is treated as a malformed request.
+/// More header lines than this is refused with 431.
 const MAX_HEADERS: usize = 64;
+
+/// The head reader's caps.
+const LIMITS: http_head::Limits = http_head::Limits {
+    max_head: MAX_HEAD,
+    max_headers: MAX_HEADERS,
+};
 
 /// A parsed request head. The body, if any, has already been discarded.
 #[derive(Debug)]
@@ -39,8 +47,9 @@ pub(crate) enum Incoming {
     /// The client closed the connection, stayed idle past the read timeout,
     /// or the socket failed. Nothing more to do but close our end.
     Gone,
-    /// The bytes received are not an acceptable request: answer 400 and close.
-    Bad(String),
+    /// The bytes received are not an acceptable request: answer with its
+    /// status (400, 431, 505) and close.
+    Bad(http_head::Refusal),
 }
 
 /// One client connection and the bytes read from it but not yet consumed.
@@ -49,6 +58,8 @@ pub(crate) enum Incoming {
 pub(crate) struct Connection {
     pub stream: Stream,
     buf: Vec<u8>,
+    /// Searches only new bytes for the end of a head.
+    reader: http_head::HeadReader,
 }
 
 impl Connection {
@@ -56,6 +67,7 @@ impl Connection {
         Connection {
             stream,
             buf: Vec::new(),
+            reader: http_head::HeadReader::new(LIMITS),
         }
     }
 
@@ -64,25 +76,21 @@ impl Connection {
     pub fn read_request(&mut self) -> Incoming {
         loop {
             if !self.buf.is_empty() {
-                match parse_head(&self.buf) {
-                    Parsed::Complete {
-                        request,
-                        head_len,
-                        body_len,
-                    } => {
+                match self.reader.next(&self.buf) {
+                    Ok(Some(head)) => {
+                        let head_len = head.len;
+                        let (request, body_len) = match request_of(head) {
+                            Ok(request) => request,
+                            Err(refusal) => return Incoming::Bad(refusal),
+                        };
                         self.buf.drain(..head_len);
                         return match self.discard_body(body_len) {
                             Ok(()) => Incoming::Request(request),
                             Err(_) => Incoming::Gone,
                         };
                     }
-                    Parsed::Partial if self.buf.len() > MAX_HEAD => {
-                        return Incoming::Bad(format!(
-                            "request head is longer than {MAX_HEAD} bytes"
-                        ));
-                    }
-                    Parsed::Partial => {}
-                    Parsed::Invalid(why) => return Incoming::Bad(why),
+                    Ok(None) => {}
+                    Err(refusal) => return Incoming::Bad(refusal),
                 }
             }
             let mut chunk = [0u8; 4096];
@@ -109,81 +117,37 @@ impl Connection {
     }
 }
 
-enum Parsed {
-    Complete {
-        request: Request,
-        head_len: usize,
-        body_len: u64,
-    },
-    Partial,
-    Invalid(String),
-}
-
-fn parse_head(buf: &[u8]) -> Parsed {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut headers);
-    let head_len = match req.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) => return Parsed::Partial,
-        Err(e) => return Parsed::Invalid(format!("malformed request: {e}")),
+/// What the site serves of a head: the request, and the length of the body
+/// to discard; or why it is refused (400).
+fn request_of(head: http_head::Head) -> Result<(Request, u64), http_head::Refusal> {
+    let bad = |why: String| http_head::Refusal::new(400, why);
+    let Some(target) = origin_form(&head.target) else {
+        return Err(bad(format!("unsupported request target {:?}", head.target)));
     };
-    if head_len > MAX_HEAD {
-        return Parsed::Invalid(format!("request head is longer than {MAX_HEAD} bytes"));
+    if head.header("transfer-encoding").is_some() {
+        // Accepting chunked request bodies would mean another parser;
+        // no crawler sends request bodies, so refuse them.
+        return Err(bad(
+            "request bodies with Transfer-Encoding are not supported".into(),
+        ));
     }
-    // httparse guarantees these are present once the head is complete.
-    let (Some(method), Some(raw_target), Some(version)) = (req.method, req.path, req.version)
-    else {
-        return Parsed::Invalid("incomplete request line".to_string());
-    };
-    let Some(target) = origin_form(raw_target) else {
-        return Parsed::Invalid(format!("unsupported request target {raw_target:?}"));
-    };
-
-    let mut body_len: Option<u64> = None;
-    let mut wants_close = false;
-    let mut accept_encoding = None;
-    for header in req.headers.iter() {
-        let value = String::from_utf8_lossy(header.value);
-        if header.name.eq_ignore_ascii_case("content-length") {
-            // Digits only: `parse` alone would also accept a leading `+`.
-            let digits = value.trim();
-            let len = digits.bytes().all(|b| b.is_ascii_digit());
-            let Some(len) = len.then(|| digits.parse::<u64>().ok()).flatten() else {
-                return Parsed::Invalid(format!("bad Content-Length {value:?}"));
-            };
-            if body_len.is_some_and(|previous| previous != len) {
-                return Parsed::Invalid("conflicting Content-Length headers".to_string());
-            }
-            body_len = Some(len);
-        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            // Accepting chunked request bodies would mean another parser;
-            // no crawler sends request bodies, so refuse them.
-            return Parsed::Invalid(
-                "request bodies with Transfer-Encoding are not supported".into(),
-            );
-        } else if header.name.eq_ignore_ascii_case("accept-encoding") {
-            accept_encoding = Some(value.to_string());
-        } else if header.name.eq_ignore_ascii_case("connection") {
-            wants_close |= value
-                .split(',')
-                .any(|token| token.trim().eq_ignore_ascii_case("close"));
-        }
-    }
-    let body_len = body_len.unwrap_or(0);
+    let body_len = head.content_length()?.unwrap_or(0);
     if body_len > MAX_BODY {
-        return Parsed::Invalid(format!("request body longer than {MAX_BODY} bytes"));
+        return Err(bad(format!("request body longer than {MAX_BODY} bytes")));
     }
-    Parsed::Complete {
-        request: Request {
-            method: method.to_string(),
+    let accept_encoding = head
+        .header("accept-encoding")
+        .map(|value| String::from_utf8_lossy(value).into_owned());
+    Ok((
+        Request {
+            wants_close: head.has_token("connection", "close"),
+            http10: head.minor_version == 0,
+            method: head.method,
             target,
-            http10: version == 0,
-            wants_close,
             accept_encoding,
         },
-        head_len,
         body_len,
-    }
+    ))
 }
 
 /// Turns a request target into origin form (`/path?query`). Clients normally
@@ -289,21 +253,21 @@ fn encode_chunked(body: &[u8], out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    fn parse(s: &str) -> Parsed {
-        parse_head(s.as_bytes())
+    /// The request, its body's length and its head's, as the site reads
+    /// them; `Ok(None)` for a head not all there.
+    fn parse(s: &str) -> Result<Option<(Request, u64, usize)>, http_head::Refusal> {
+        let Some(head) = http_head::parse(s.as_bytes(), &LIMITS)? else {
+            return Ok(None);
+        };
+        let head_len = head.len;
+        let (request, body_len) = request_of(head)?;
+        Ok(Some((request, body_len, head_len)))
     }
 
     #[test]
     fn parses_a_request() {
         let head = "GET /a?b HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Close\r\n\r\n";
-        let Parsed::Complete {
-            request,
-            head_len,
-            body_len,
-        } = parse(&format!("{head}rest"))
-        else {
-            panic!("not complete");
-        };
+        let (request, body_len, head_len) = parse(&format!("{head}rest")).unwrap().unwrap();
         assert_eq!(request.method, "GET");
         assert_eq!(request.target, "/a?b");
         assert!(!request.http10);
@@ -325,9 +289,9 @@ mod tests {
             "GET * HTTP/1.1\r\n\r\n",
             "GET ftp://x/ HTTP/1.1\r\n\r\n",
         ] {
-            assert!(matches!(parse(bad), Parsed::Invalid(_)), "{bad:?}");
+            assert!(parse(bad).is_err(), "{bad:?}");
         }
-        assert!(matches!(parse("GET / HTTP/1.1\r\nHost:"), Parsed::Partial));
+        assert!(matches!(parse("GET / HTTP/1.1\r\nHost:"), Ok(None)));
     }
 
     #[test]

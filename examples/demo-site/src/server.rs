@@ -338,9 +338,9 @@ fn serve_connection(shared: &Shared, tcp: TcpStream, id: u64) {
         }
         let after = match conn.read_request() {
             Incoming::Gone => return,
-            Incoming::Bad(why) => {
-                log::debug!("{peer:?}: 400 Bad Request: {why}");
-                bad_request(shared, &mut conn, &why)
+            Incoming::Bad(refusal) => {
+                log::debug!("{peer:?}: {refusal}");
+                bad_request(shared, &mut conn, &refusal)
             }
             Incoming::Request(request) => {
                 log::debug!("{peer:?}: {scheme} {} {}", request.method, request.target);
@@ -355,11 +355,14 @@ fn serve_connection(shared: &Shared, tcp: TcpStream, id: u64) {
     }
 }
 
-fn bad_request(shared: &Shared, conn: &mut Connection, why: &str) -> After {
+fn bad_request(shared: &Shared, conn: &mut Connection, refusal: &http_head::Refusal) -> After {
     let (in_flight, _) = shared.begin_request(None);
     let res = Resource::error(
-        400,
-        &format!("The server could not understand the request: {why}."),
+        refusal.status,
+        &format!(
+            "The server could not serve the request: {}.",
+            refusal.reason
+        ),
     );
     send(
         conn,

@@ -282,27 +282,46 @@ fn page_delay_holds_back_numbered_pages_only() {
 }
 
 #[test]
-fn malformed_requests_get_400_and_close() {
+fn malformed_requests_are_refused_with_their_status_and_closed() {
     let site = DemoSite::start_default().unwrap();
     let long_header = format!(
         "GET / HTTP/1.1\r\nX-Long: {}\r\n\r\n",
         "x".repeat(20 * 1024)
     );
     let many_headers = format!("GET / HTTP/1.1\r\n{}\r\n", "X-A: b\r\n".repeat(100));
-    let cases: [&[u8]; 7] = [
-        b"NONSENSE\r\n\r\n",
-        b"GET / HTTP/1.1\r\nThis header has no colon\r\n\r\n",
-        b"GET / HTTP/9.9\r\n\r\n",
-        b"GET / HTTP/1.1\r\nContent-Length: lots\r\n\r\n",
-        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 TLS hello\r\n\r\n",
-        long_header.as_bytes(),
-        many_headers.as_bytes(),
+    let cases: [(&[u8], &str); 8] = [
+        (b"NONSENSE\r\n\r\n", "400 Bad Request"),
+        (
+            b"GET / HTTP/1.1\r\nThis header has no colon\r\n\r\n",
+            "400 Bad Request",
+        ),
+        (b"GET / HTTP/9.9\r\n\r\n", "505 HTTP Version Not Supported"),
+        (
+            b"GET / HTTP/1.1\r\nContent-Length: lots\r\n\r\n",
+            "400 Bad Request",
+        ),
+        (
+            b"GET / HTTP/1.1\r\nContent-Length: +28\r\n\r\n",
+            "400 Bad Request",
+        ),
+        (
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 TLS hello\r\n\r\n",
+            "400 Bad Request",
+        ),
+        (
+            long_header.as_bytes(),
+            "431 Request Header Fields Too Large",
+        ),
+        (
+            many_headers.as_bytes(),
+            "431 Request Header Fields Too Large",
+        ),
     ];
-    for request in cases {
+    for (request, status) in cases {
         let reply = raw_exchange(site.addr(), request);
         let reply = String::from_utf8_lossy(&reply);
         assert!(
-            reply.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+            reply.starts_with(&format!("HTTP/1.1 {status}\r\n")),
             "{reply:?} for {:?}",
             String::from_utf8_lossy(&request[..request.len().min(40)])
         );

@@ -819,35 +819,29 @@ impl From<io::Error> for HeadError {
 /// browser's upgrade request needs many times over.
 const MAX_HEADERS: usize = 32;
 
-/// Reads up to the end of the request head. Bytes after it (a client may
-/// send its first frame at once) are left in `buf`. `None` if the client
-/// closed before sending anything. A head over [`MAX_HEAD`] bytes or
-/// [`MAX_HEADERS`] lines is refused with 431, one that is not HTTP with
-/// 400.
+/// Reads up to the end of the request head, with the head reader every
+/// server of ours shares (`runtime/http-head`). Bytes after it (a client
+/// may send its first frame at once) are left in `buf`. `None` if the
+/// client closed before sending anything. A head over [`MAX_HEAD`] bytes
+/// or [`MAX_HEADERS`] lines is refused with 431, another version than
+/// HTTP/1.x with 505, one that is not HTTP with 400.
 async fn read_head(
     stream: &mut TcpStream,
     buf: &mut Vec<u8>,
 ) -> Result<Option<Request>, HeadError> {
+    let mut reader = http_head::HeadReader::new(http_head::Limits {
+        max_head: MAX_HEAD,
+        max_headers: MAX_HEADERS,
+    });
     let mut chunk = [0u8; 2048];
     loop {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut parsed = httparse::Request::new(&mut headers);
-        match parsed.parse(buf) {
-            Ok(httparse::Status::Complete(used)) => {
-                let request = request_of(&parsed)?;
-                buf.drain(..used);
-                return Ok(Some(request));
+        match reader.next(buf) {
+            Ok(Some(head)) => {
+                buf.drain(..head.len);
+                return Ok(Some(request_of(head)));
             }
-            Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {}
-            Ok(httparse::Status::Partial) => {
-                let why = format!("request head over {MAX_HEAD} bytes");
-                return Err(HeadError::Refused(431, why));
-            }
-            Err(httparse::Error::TooManyHeaders) => {
-                let why = format!("more than {MAX_HEADERS} header lines");
-                return Err(HeadError::Refused(431, why));
-            }
-            Err(e) => return Err(HeadError::Refused(400, format!("bad request: {e}"))),
+            Ok(None) => {}
+            Err(refusal) => return Err(HeadError::Refused(refusal.status, refusal.reason)),
         }
         let n = stream.read(&mut chunk).await?;
         if n == 0 {
@@ -864,19 +858,15 @@ async fn read_head(
     }
 }
 
-fn request_of(parsed: &httparse::Request<'_, '_>) -> io::Result<Request> {
-    let target = parsed.path.unwrap_or("/");
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    Ok(Request {
-        method: parsed.method.unwrap_or("").to_string(),
+/// The request the server routes, from its head.
+fn request_of(head: http_head::Head) -> Request {
+    let (path, query) = head.target.split_once('?').unwrap_or((&head.target, ""));
+    Request {
+        method: head.method.clone(),
         path: path.to_string(),
         query: query.to_string(),
-        headers: parsed
-            .headers
-            .iter()
-            .map(|h| (h.name.to_string(), h.value.to_vec()))
-            .collect(),
-    })
+        headers: head.headers,
+    }
 }
 
 /// `%41` and `+` in a query value, as browsers write them. Bytes that do
@@ -912,9 +902,8 @@ fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
         404 => "Not Found",
         405 => "Method Not Allowed",
         426 => "Upgrade Required",
-        431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",
-        _ => "Error",
+        status => http_head::phrase(status),
     };
     let mut out = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\

@@ -153,6 +153,7 @@ pub(crate) fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         500 => "Internal Server Error",
+        status @ (431 | 505) => http_head::phrase(status),
         _ => "Unknown",
     }
 }
