@@ -1,6 +1,8 @@
 //! Just enough HTTP/1.1 for a JSON API: requests with a `Content-Length`
-//! body, parsed with httparse out of a buffer that may hold part of a
-//! request or several; responses with a length and keep-alive.
+//! body, read out of a buffer that may hold part of a request or several
+//! (the head by the reader every server of ours shares, `runtime/http-head`,
+//! with its 400, 431 and 505 answers); responses with a length and
+//! keep-alive.
 
 use std::fmt::Write as _;
 
@@ -9,6 +11,12 @@ pub const MAX_HEAD: usize = 16 * 1024;
 /// The largest body we accept.
 pub const MAX_BODY: usize = 64 * 1024;
 const MAX_HEADERS: usize = 32;
+
+/// The head reader's caps.
+const LIMITS: http_head::Limits = http_head::Limits {
+    max_head: MAX_HEAD,
+    max_headers: MAX_HEADERS,
+};
 
 /// A complete request.
 #[derive(Debug, PartialEq, Eq)]
@@ -35,6 +43,12 @@ pub const MAX_KEY: usize = 255;
 pub struct Refusal {
     pub status: u16,
     pub message: String,
+}
+
+impl From<http_head::Refusal> for Refusal {
+    fn from(refusal: http_head::Refusal) -> Refusal {
+        refuse(refusal.status, refusal.reason)
+    }
 }
 
 fn refuse(status: u16, message: impl Into<String>) -> Refusal {
@@ -74,10 +88,10 @@ enum Parsed {
 /// head is parsed, nothing is parsed again until the body is all there. (A
 /// client dripping a 16 KiB head a byte at a time cost a parse of the whole
 /// head per byte.)
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RequestReader {
-    /// Bytes of the buffer searched for the end of the head.
-    scanned: usize,
+    /// Searches only new bytes for the end of the head.
+    head: http_head::HeadReader,
     /// The whole request's length, once its head is parsed.
     total: Option<usize>,
     /// Heads parsed, for the tests.
@@ -87,6 +101,17 @@ pub struct RequestReader {
     continue_due: bool,
 }
 
+impl Default for RequestReader {
+    fn default() -> Self {
+        RequestReader {
+            head: http_head::HeadReader::new(LIMITS),
+            total: None,
+            parses: 0,
+            continue_due: false,
+        }
+    }
+}
+
 impl RequestReader {
     /// The request at the start of `buf`, as [`parse`] answers, but doing
     /// the work only when it can succeed.
@@ -94,20 +119,9 @@ impl RequestReader {
         match self.total {
             Some(total) if buf.len() < total => return Ok(None),
             Some(_) => {}
-            None => {
-                // The new bytes, and the three before them, which may begin
-                // the blank line (`\r\n\r\n`, or `\n\n` from a sloppy client):
-                // `\r\n\r` then `\n` ends it in the window `\n\r\n`.
-                let from = self.scanned.saturating_sub(3).min(buf.len());
-                let new = &buf[from..];
-                let ended =
-                    new.windows(2).any(|w| w == b"\n\n") || new.windows(3).any(|w| w == b"\n\r\n");
-                self.scanned = buf.len();
-                // Past MAX_HEAD, parse to refuse it with a 431.
-                if !ended && buf.len() <= MAX_HEAD {
-                    return Ok(None);
-                }
-            }
+            // Past MAX_HEAD, `ready` too: the parse refuses it with a 431.
+            None if !self.head.ready(buf) => return Ok(None),
+            None => {}
         }
         self.parses += 1;
         match parse_at(buf)? {
@@ -121,7 +135,7 @@ impl RequestReader {
                 Ok(None)
             }
             Parsed::Done(request, used) => {
-                self.scanned = 0;
+                self.head = http_head::HeadReader::new(LIMITS);
                 self.total = None;
                 Ok(Some((request, used)))
             }
@@ -144,36 +158,20 @@ impl RequestReader {
 }
 
 fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut headers);
-    let head_len = match req.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
-            return Err(refuse(431, "request header is too large"));
-        }
-        Ok(httparse::Status::Partial) => return Ok(Parsed::Head),
-        Err(e) => return Err(refuse(400, format!("malformed request: {e}"))),
+    let Some(head) = http_head::parse(buf, &LIMITS)? else {
+        return Ok(Parsed::Head);
     };
-    let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
-        return Err(refuse(400, "malformed request"));
-    };
-    let mut length = None;
-    let mut close = version == 0; // HTTP/1.0 closes unless asked not to
+    let (method, target, head_len) = (head.method.as_str(), head.target.as_str(), head.len);
+    let length = head.content_length()?;
+    if head.header("transfer-encoding").is_some() {
+        return Err(refuse(501, "request bodies must have a Content-Length"));
+    }
+    let close = !head.keep_alive();
     let mut idempotency_key = None;
     let mut expects_continue = false;
-    for header in req.headers.iter() {
-        let value = std::str::from_utf8(header.value).unwrap_or("").trim();
-        if header.name.eq_ignore_ascii_case("content-length") {
-            let n: usize = value
-                .parse()
-                .map_err(|_| refuse(400, format!("bad Content-Length {value:?}")))?;
-            if length.is_some_and(|m| m != n) {
-                return Err(refuse(400, "conflicting Content-Length headers"));
-            }
-            length = Some(n);
-        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            return Err(refuse(501, "request bodies must have a Content-Length"));
-        } else if header.name.eq_ignore_ascii_case("idempotency-key") {
+    for (name, value) in &head.headers {
+        let value = std::str::from_utf8(value).unwrap_or("").trim();
+        if name.eq_ignore_ascii_case("idempotency-key") {
             // Two lines are one comma-separated value (RFC 9110 §5.3),
             // which no key can be: a proxy that split or reordered them
             // must not change which job the request names.
@@ -190,7 +188,7 @@ fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
                 ));
             }
             idempotency_key = Some(value.to_string());
-        } else if header.name.eq_ignore_ascii_case("expect") {
+        } else if name.eq_ignore_ascii_case("expect") {
             // RFC 9110 §10.1.1: 100-continue is the one expectation.
             if !value.eq_ignore_ascii_case("100-continue") {
                 return Err(refuse(
@@ -199,27 +197,21 @@ fn parse_at(buf: &[u8]) -> Result<Parsed, Refusal> {
                 ));
             }
             // An HTTP/1.0 client does not know 100 Continue.
-            expects_continue = version == 1;
-        } else if header.name.eq_ignore_ascii_case("connection") {
-            for token in value.split(',').map(str::trim) {
-                if token.eq_ignore_ascii_case("close") {
-                    close = true;
-                } else if token.eq_ignore_ascii_case("keep-alive") {
-                    close = false;
-                }
-            }
+            expects_continue = head.minor_version == 1;
         }
     }
     if method == "POST" && length.is_none() {
         return Err(refuse(411, "a POST needs a Content-Length"));
     }
-    let length = length.unwrap_or(0);
-    if length > MAX_BODY {
-        return Err(refuse(
-            413,
-            format!("the body may be at most {MAX_BODY} bytes"),
-        ));
-    }
+    let length = match usize::try_from(length.unwrap_or(0)) {
+        Ok(length) if length <= MAX_BODY => length,
+        _ => {
+            return Err(refuse(
+                413,
+                format!("the body may be at most {MAX_BODY} bytes"),
+            ));
+        }
+    };
     let total = head_len + length;
     let Some(body) = buf.get(head_len..total) else {
         // The body is still on its way.
@@ -305,6 +297,7 @@ fn reason(status: u16) -> &'static str {
         500 => "Internal Server Error",
         501 => "Not Implemented",
         503 => "Service Unavailable",
+        505 => "HTTP Version Not Supported",
         507 => "Insufficient Storage",
         _ => "",
     }
