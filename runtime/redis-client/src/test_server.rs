@@ -56,23 +56,42 @@ impl RedisServer {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create the server's directory");
+        let cluster = extra.iter().any(|a| a == "--cluster-enabled");
         let mut server = RedisServer {
             child: None,
-            port: free_port(),
+            port: free_port(cluster),
             dir,
             appendonly,
             extra,
         };
-        server.launch();
-        server
+        // A port found free may be taken before the server binds it (other
+        // tests start servers and open sockets all the while): the server
+        // then exits at once, and another port is tried. Anything else
+        // that stops it is the same every time, and fails on the last try.
+        for tries_left in (0..PORT_TRIES).rev() {
+            match server.launch() {
+                Ok(()) => return server,
+                Err(why) if tries_left > 0 => {
+                    eprintln!("redis-server on port {}: {why}; another port", server.port);
+                    server.port = free_port(cluster);
+                }
+                Err(why) => panic!("redis-server on port {}: {why}", server.port),
+            }
+        }
+        unreachable!("the last try panics")
     }
 
-    fn launch(&mut self) {
+    /// Starts the server on its port; an error if it exits at startup
+    /// (with the end of its log), a panic if it never answers.
+    fn launch(&mut self) -> Result<(), String> {
         let appendonly = if self.appendonly { "yes" } else { "no" };
+        let log = self.dir.join("redis.log");
         let child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .arg("--dir")
             .arg(&self.dir)
+            .arg("--logfile")
+            .arg(&log)
             .args(["--save", "", "--appendonly", appendonly])
             .args(&self.extra)
             .stdout(Stdio::null())
@@ -88,15 +107,19 @@ impl RedisServer {
         let deadline = Instant::now() + STARTUP;
         loop {
             if ping(self.addr()) {
-                return;
+                return Ok(());
             }
             if let Some(child) = &mut self.child
                 && let Ok(Some(status)) = child.try_wait()
             {
-                panic!(
-                    "redis-server on port {} exited at startup: {status}",
-                    self.port
-                );
+                self.child = None;
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let last = text.lines().rev().take(3).collect::<Vec<_>>();
+                let last: Vec<&str> = last.into_iter().rev().collect();
+                return Err(format!(
+                    "exited at startup ({status}): {}",
+                    last.join(" / ")
+                ));
             }
             assert!(
                 Instant::now() < deadline,
@@ -137,7 +160,9 @@ impl RedisServer {
     /// Starts the server again on the same port and directory.
     pub fn restart(&mut self) {
         self.kill();
-        self.launch();
+        if let Err(why) = self.launch() {
+            panic!("redis-server on port {}, restarted: {why}", self.port);
+        }
     }
 }
 
@@ -148,13 +173,30 @@ impl Drop for RedisServer {
     }
 }
 
-/// A port nobody listens on right now. Another program could take it before
-/// the server binds; the server then fails to start, loudly.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind a free port on 127.0.0.1")
+/// How many ports a server is tried on before its start fails.
+const PORT_TRIES: usize = 5;
+
+/// A port nobody listens on right now, and for a cluster node, whose bus
+/// port (10,000 above it) nobody does either. Another program could take
+/// it before the server binds; the server then exits, and `start_args`
+/// tries another.
+fn free_port(cluster: bool) -> u16 {
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port on 127.0.0.1");
+        let port = listener
+            .local_addr()
+            .expect("a bound socket's address")
+            .port();
+        if !cluster {
+            return port;
+        }
+        let bus_free = port
+            .checked_add(10_000)
+            .is_some_and(|bus| TcpListener::bind(("127.0.0.1", bus)).is_ok());
+        if bus_free {
+            return port;
+        }
+    }
 }
 
 /// A blocking `PING`, true on `+PONG`.
