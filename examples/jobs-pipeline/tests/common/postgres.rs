@@ -99,21 +99,30 @@ impl PgServer {
             ),
         )
         .unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let mut server = PgServer {
             base,
-            port,
+            port: free_port(),
             child: None,
         };
-        server.launch();
-        server
+        // A port found free may be taken before the server binds it (other
+        // tests start servers and open sockets all the while): the server
+        // then exits at once, and another port is tried.
+        for tries_left in (0..PORT_TRIES).rev() {
+            match server.launch() {
+                Ok(()) => return server,
+                Err(why) if tries_left > 0 => {
+                    eprintln!("postgres on port {}: {why}; another port", server.port);
+                    server.port = free_port();
+                }
+                Err(why) => panic!("postgres on port {}: {why}", server.port),
+            }
+        }
+        unreachable!("the last try panics")
     }
 
-    fn launch(&mut self) {
+    /// Starts the server on its port; an error if it exits at startup, a
+    /// panic if it never answers.
+    fn launch(&mut self) -> Result<(), String> {
         let child = as_postgres(&bin("postgres"))
             .arg("-D")
             .arg(self.base.join("data"))
@@ -134,12 +143,13 @@ impl PgServer {
                 .map(|s| s.success())
                 .unwrap_or(false);
             if ready {
-                return;
+                return Ok(());
             }
             if let Some(child) = &mut self.child
                 && let Ok(Some(status)) = child.try_wait()
             {
-                panic!("postgres on port {} exited at startup: {status}", self.port);
+                self.child = None;
+                return Err(format!("exited at startup ({status})"));
             }
             assert!(
                 Instant::now() < deadline,
@@ -186,13 +196,15 @@ impl PgServer {
     /// Stops and starts again, same port, same data.
     pub fn restart(&mut self) {
         self.stop();
-        self.launch();
+        self.start_again();
     }
 
     /// Starts a stopped server again.
     pub fn start_again(&mut self) {
-        if self.child.is_none() {
-            self.launch();
+        if self.child.is_none()
+            && let Err(why) = self.launch()
+        {
+            panic!("postgres on port {}, started again: {why}", self.port);
         }
     }
 }
@@ -202,4 +214,15 @@ impl Drop for PgServer {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.base);
     }
+}
+
+/// How many ports a server is tried on before its start fails.
+const PORT_TRIES: usize = 5;
+
+/// A port nobody listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind a free port on 127.0.0.1")
 }
