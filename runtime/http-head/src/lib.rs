@@ -210,10 +210,13 @@ impl Head {
 }
 
 /// Reads heads out of a connection's buffer as it grows, without parsing
-/// the same bytes again after every read: until the blank line that ends a
-/// head arrives, only the new bytes are searched for it. (A client dripping
-/// a 16 KiB head a byte at a time cost the jobs api a parse of the whole
-/// head per byte.)
+/// the same bytes again after every read. [`next`](HeadReader::next)
+/// parses at a head's first bytes (what is not HTTP at all, a TLS hello
+/// say, is refused at once), when a line is complete (a broken line is
+/// refused when it ends), and when the blank line that ends the head is in;
+/// otherwise only the new bytes are searched. (A client dripping a 16 KiB
+/// head a byte at a time cost the jobs api a parse of the whole head per
+/// byte; now it costs one per line.)
 #[derive(Clone, Debug, Default)]
 pub struct HeadReader {
     limits: Limits,
@@ -251,7 +254,11 @@ impl HeadReader {
     /// next call reads the next head: call it with the buffer from where
     /// that head (and its body) ended.
     pub fn next(&mut self, buf: &[u8]) -> Result<Option<Head>, Refusal> {
-        if !self.ready(buf) {
+        let first = self.scanned == 0;
+        let line_ended = buf
+            .get(self.scanned..)
+            .is_some_and(|new| new.contains(&b'\n'));
+        if !(self.ready(buf) || first || line_ended) {
             return Ok(None);
         }
         self.parses += 1;
@@ -414,7 +421,7 @@ mod tests {
     }
 
     #[test]
-    fn a_head_dripped_a_byte_at_a_time_is_parsed_once() {
+    fn a_head_dripped_a_byte_at_a_time_is_parsed_once_a_line() {
         let request = format!(
             "GET / HTTP/1.1\r\n{}\r\n",
             "X-Filler: abcdefghijklmnop\r\n".repeat(60)
@@ -429,7 +436,9 @@ mod tests {
             }
         }
         assert_eq!(got.map(|h| h.len), Some(request.len()));
-        assert_eq!(reader.parses(), 1);
+        // At the first byte, and at each of the 62 line ends: not at each
+        // of the 1,820 bytes.
+        assert_eq!(reader.parses(), 63);
         // A sloppy client's bare `\n\n` ends a head too.
         let mut reader = HeadReader::new(limits());
         assert!(
@@ -456,6 +465,22 @@ mod tests {
             }
         };
         assert_eq!((refusal.status, buf.len()), (431, 101));
-        assert_eq!(reader.parses(), 1);
+        assert_eq!(reader.parses(), 2, "at the first bytes, and past the cap");
+    }
+
+    #[test]
+    fn what_is_not_http_is_refused_at_its_first_bytes_and_a_broken_line_at_its_end() {
+        // A TLS hello has no line end to wait for: a client that sent it
+        // waits for the server's answer, and gets 400 at once.
+        let mut reader = HeadReader::new(limits());
+        let hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+        assert_eq!(reader.next(hello).unwrap_err().status, 400);
+        let mut reader = HeadReader::new(limits());
+        let mut buf = b"GET / HTTP/1.1\r\n".to_vec();
+        assert_eq!(reader.next(&buf), Ok(None));
+        buf.extend_from_slice(b"This header has no colon");
+        assert_eq!(reader.next(&buf), Ok(None), "the line is not over");
+        buf.extend_from_slice(b"\r\n");
+        assert_eq!(reader.next(&buf).unwrap_err().status, 400);
     }
 }
