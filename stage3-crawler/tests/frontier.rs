@@ -509,14 +509,7 @@ fn once_the_crawl_is_gone_no_call_writes_to_redis() {
             let mut conn = server.url("c7").connect().await.unwrap();
             conn.command(&["DEL", "stage3:{c7}:meta"]).await.unwrap();
             let before = contents(&mut conn).await;
-            let held: Vec<Held> = leased
-                .iter()
-                .map(|l| Held {
-                    url: l.url.clone(),
-                    host: l.host.clone(),
-                    token: l.token,
-                })
-                .collect();
+            let held: Vec<Held> = leased.iter().map(Leased::held).collect();
             let gone = |e: std::io::Error| e.to_string().contains("is gone from Redis");
             assert_eq!(f.release(&held).await.unwrap(), 0);
             assert!(f.renew(&held).await.is_err_and(gone));

@@ -862,7 +862,7 @@ async fn read_head(
 fn request_of(head: http_head::Head) -> Request {
     let (path, query) = head.target.split_once('?').unwrap_or((&head.target, ""));
     Request {
-        method: head.method.clone(),
+        method: head.method,
         path: path.to_string(),
         query: query.to_string(),
         headers: head.headers,

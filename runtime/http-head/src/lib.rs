@@ -158,11 +158,10 @@ impl Head {
     }
 
     /// Every value of the header `name` (any case), in order.
-    pub fn values<'h>(&'h self, name: &str) -> impl Iterator<Item = &'h [u8]> + use<'h> {
-        let name = name.to_ascii_lowercase();
+    pub fn values<'h, 'n>(&'h self, name: &'n str) -> impl Iterator<Item = &'h [u8]> + use<'h, 'n> {
         self.headers
             .iter()
-            .filter(move |(n, _)| n.eq_ignore_ascii_case(&name))
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_slice())
     }
 

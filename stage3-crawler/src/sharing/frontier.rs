@@ -208,6 +208,17 @@ pub struct Leased {
     pub work: String,
 }
 
+impl Leased {
+    /// The lease, as renewing or giving it back names it.
+    pub fn held(&self) -> Held {
+        Held {
+            url: self.url.clone(),
+            host: self.host.clone(),
+            token: self.token,
+        }
+    }
+}
+
 /// What [`Frontier::claim`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Claim {

@@ -128,14 +128,7 @@ impl Frontier {
     /// Gives back URLs leased to us that no worker will fetch, as best it
     /// can: if that fails too, their leases run out.
     pub(super) async fn give_back(&self, leased: &[Leased]) {
-        let held: Vec<Held> = leased
-            .iter()
-            .map(|l| Held {
-                url: l.url.clone(),
-                host: l.host.clone(),
-                token: l.token,
-            })
-            .collect();
+        let held: Vec<Held> = leased.iter().map(Leased::held).collect();
         if let Err(e) = self.release(&held).await {
             log::warn!(
                 "could not give back {} leased URLs ({e}): their leases will run out",
