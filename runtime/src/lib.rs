@@ -18,6 +18,8 @@
 //! | `queue` | `asyncio.Queue` |
 //! | `pool` | (ours) connections shared by many tasks, for the Redis and PostgreSQL clients |
 //! | `gather` | `asyncio.gather` |
+//! | `loops` | (ours) several event loops, one per thread, and tasks sent between them |
+//! | `mpsc` | (ours) a channel from any thread to a task on one loop |
 //! | `signal` | `loop.add_signal_handler` |
 //! | `slab` | (ours) the task table: tasks found by the slot their waker carries |
 //! | `id_map` | (ours) the event loop's table of sockets, keyed by token, hashed with one multiplication |
@@ -43,6 +45,8 @@ mod executor;
 mod future;
 mod gather;
 mod id_map;
+mod loops;
+pub mod mpsc;
 mod net;
 pub mod oneshot;
 mod pool;
@@ -68,6 +72,7 @@ pub use executor::{
 };
 pub use future::{Either, catch_unwind, panic_message, select, yield_now};
 pub use gather::gather;
+pub use loops::{LoopHandle, Loops, RemoteJoin};
 pub use net::{TcpListener, TcpStream, resolve};
 pub use pool::{Pool, Pooled};
 pub use queue::{Get, Join, Queue, TaskDoneError};
