@@ -321,10 +321,10 @@ mod tests {
             // Each waits for a message its sender sends only after the
             // handle is dropped: `join` must wait for all ten.
             let (tx, mut rx) = mpsc::channel::<()>();
-            let _ = loops.handles()[i % 2].spawn(async move {
+            drop(loops.handles()[i % 2].spawn(async move {
                 rx.recv().await;
                 ended.fetch_add(1, Ordering::SeqCst);
-            });
+            }));
             thread::spawn(move || tx.send(()).unwrap());
         }
         loops.join();
