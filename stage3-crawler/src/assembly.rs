@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `WorkQueue` | the lesson's [`LocalQueue`], or [`SharedQueue`] with `--frontier`; [`Levels`] around it with `--max-depth`; [`Turns`] (per-host limits, delays, robots.txt) around that; [`SitemapReader`] around all, with `--sitemaps` |
 //! | `Rules` | [`WebRules`]: hosts, `--exclude`, traps, robots.txt |
+//! | `WorkQueue`, with `--loops` | [`Shards`] around each loop's [`LocalQueue`]: its hosts' URLs stay, the others go to their loops |
 //! | `Observer` | the [`Journal`], with `--state` |
 //! | `http::HearExchanges` | the WARC archive, with `--warc` |
 
@@ -17,6 +18,7 @@ use runtime::Queue;
 use url::Url;
 
 use crate::config::Config;
+use crate::cores::shards::{Shard, Shards};
 use crate::crawling::{Crawler, Parts};
 use crate::http::{Client, HearExchanges};
 use crate::keeping::journal::{Journal, Replayed};
@@ -44,6 +46,8 @@ pub struct Plugins {
     pub shared: Option<Shared>,
     /// `--warc`: who hears every exchange.
     pub exchanges: Option<Rc<dyn HearExchanges>>,
+    /// `--loops`: this loop's part of a crawl spread over several.
+    pub shard: Option<Shard>,
 }
 
 impl Crawler {
@@ -62,6 +66,8 @@ pub struct Plugged {
     local: Option<Rc<LocalQueue>>,
     /// Its levels, with `--max-depth`.
     levels: Option<Rc<Levels>>,
+    /// With `--loops`: this loop's part.
+    shards: Option<Rc<Shards>>,
 }
 
 impl Plugged {
@@ -107,6 +113,11 @@ impl Crawler {
     /// Whether the crawl is shared through a frontier.
     pub fn is_shared(&self) -> bool {
         self.features().is_some_and(|p| p.local.is_none())
+    }
+
+    /// With `--loops`, this loop's part of the crawl.
+    pub fn shards(&self) -> Option<&Rc<Shards>> {
+        self.features().and_then(|p| p.shards.as_ref())
     }
 
     /// Why a shared crawl stopped before its end ([`Outcome::Lost`]).
@@ -171,6 +182,7 @@ pub fn build(
                 rules: Rc::clone(&rules),
                 local: None,
                 levels: None,
+                shards: None,
             };
             (Rc::new(queue), plugged)
         }
@@ -187,14 +199,21 @@ pub fn build(
                 rules.send_sitemaps_to(Levels::hold_for(&levels));
                 levels
             });
-            let base: Rc<dyn WorkQueue> = match &levels {
-                Some(levels) => Rc::clone(levels) as Rc<dyn WorkQueue>,
-                None => Rc::clone(&local) as Rc<dyn WorkQueue>,
+            // Several loops: the command line refuses --max-depth with
+            // them, so the shards wrap the lesson's queue itself.
+            let shards = plugins
+                .shard
+                .map(|shard| Shards::new(Rc::clone(&local), shard));
+            let base: Rc<dyn WorkQueue> = match (&levels, &shards) {
+                (Some(levels), _) => Rc::clone(levels) as Rc<dyn WorkQueue>,
+                (None, Some(shards)) => Rc::clone(shards) as Rc<dyn WorkQueue>,
+                (None, None) => Rc::clone(&local) as Rc<dyn WorkQueue>,
             };
             let plugged = Plugged {
                 rules: Rc::clone(&rules),
                 local: Some(local),
                 levels,
+                shards,
             };
             (base, plugged)
         }
@@ -217,11 +236,17 @@ pub fn build(
         Some(Resume { replayed })
     } else {
         // The roots are fetched whatever the rules say: the user asked.
+        // With several loops, each queues those of its own hosts.
         for root in &roots {
-            plugged.add_url(root.clone(), None, config.max_redirect, Tag::root());
+            if plugged.shards.as_ref().is_none_or(|s| s.owns(root)) {
+                plugged.add_url(root.clone(), None, config.max_redirect, Tag::root());
+            }
         }
         None
     };
+    if let Some(shards) = &plugged.shards {
+        shards.begin();
+    }
     if shared {
         // Read once in the whole crawl, not once in each process.
         rules.hand_sitemaps_to_frontier();
@@ -261,6 +286,7 @@ impl Resume {
             rules,
             local: Some(local),
             levels,
+            ..
         }) = crawler.features()
         else {
             return;

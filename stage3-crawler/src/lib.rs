@@ -14,14 +14,16 @@
 //! | `links`: [`charset`], [`parsing`], [`scanner`] | Finding Links Without a Parser: a page's encoding, parsing on helper threads, the href scanner | the chapter's link regex, done right |
 //! | `polite`: `rules`, `host`, `turns`, [`politeness`], [`robots`], `robots_fetch`, `depth`, [`traps`], `sitemaps`, [`sitemap`] | Being a Good Citizen: host rules, per-host turns, robots.txt, `--max-depth` level by level, traps, sitemaps | `Crawler.host_okay`, and ours |
 //! | `keeping`: `journal`, `archive`, `warc` | Keeping What You Fetched: `--state` and `--warc` | (ours) |
+//! | `cores`: `shards` | Beyond One Core: `--loops`, the hosts shared out among event loops | (ours) |
 //! | `sharing`: [`frontier`], `shared` | Beyond One Machine: the frontier in Redis, this process's part of a shared crawl | (ours: scrapy-redis) |
 //! | `report`: [`reporting`], `external_sort` | the text report and JSON Lines, sorted in bounded memory | `reporting.py` |
-//! | [`program`]: [`cli`], `joining`, [`interrupt`], `progress`, `ps` | the command line, the run, a shared crawl joined, Ctrl-C, the progress line, the task table | `crawl.py` |
+//! | [`program`]: [`cli`], `joining`, [`interrupt`], `progress`, `ps`, `spread` | the command line, the run, a shared crawl joined, Ctrl-C, the progress line, the task table, a crawl run on several loops | `crawl.py` |
 
 #![warn(missing_docs)]
 
 pub(crate) mod assembly;
 pub(crate) mod config;
+pub(crate) mod cores;
 pub(crate) mod crawling;
 pub mod http;
 pub(crate) mod keeping;

@@ -7,6 +7,7 @@ pub mod interrupt;
 pub(crate) mod joining;
 pub(crate) mod progress;
 pub(crate) mod ps;
+pub(crate) mod spread;
 
 use std::cell::RefCell;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -21,11 +22,13 @@ use runtime::Runtime;
 use url::Url;
 
 use crate::assembly::{self, Plugins};
+use spread::Merged;
 use crate::crawling::{Crawler, Outcome};
 use crate::http::HearExchanges;
 use crate::keeping::archive::Archive;
 use crate::keeping::journal::{Journal, Replayed};
-use crate::report::reporting::{self, TextReport};
+use crate::records::Records;
+use crate::report::reporting::{self, Reported, TextReport};
 use cli::{Args, Report, parse_root};
 use interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
 use ps::Ps;
@@ -181,6 +184,9 @@ fn frontier_command(args: &Args, url: &RedisUrl) -> io::Result<ExitCode> {
 
 fn run(args: &Args) -> io::Result<ExitCode> {
     let runtime = Runtime::new()?;
+    if args.loops > 1 {
+        return crawl_on_loops(&runtime, args);
+    }
     let joined = match &args.frontier {
         Some(url) if args.frontier_clear || args.report_only => {
             return frontier_command(args, url);
@@ -198,7 +204,7 @@ fn run(args: &Args) -> io::Result<ExitCode> {
 /// skipped URL (when `wanted`). The first error it meets (a temporary file
 /// it cannot write) becomes the report's error.
 fn text_report(
-    crawler: &Crawler,
+    records: &Records,
     wanted: bool,
     list_skipped: bool,
 ) -> Rc<RefCell<io::Result<TextReport>>> {
@@ -218,9 +224,9 @@ fn text_report(
         }
     }
     let stats_text = Rc::clone(&text);
-    crawler.on_stat(move |stat| add(&stats_text, |report| report.stat(stat)));
+    records.on_stat(move |stat| add(&stats_text, |report| report.stat(stat)));
     let skips_text = Rc::clone(&text);
-    crawler.on_skip(move |skip| add(&skips_text, |report| report.skip(skip)));
+    records.on_skip(move |skip| add(&skips_text, |report| report.skip(skip)));
     text
 }
 
@@ -267,7 +273,7 @@ type Out = Rc<RefCell<ReportOut<BufWriter<io::Stdout>>>>;
 /// The JSON Lines report, written by `crawler` as it records each
 /// statistic and skipped URL; `listing` decides which skipped URLs are
 /// listed (at most `MAX_LISTED_SKIPS` per reason).
-fn json_report(crawler: &Crawler, out: &Out, listing: &Rc<RefCell<reporting::SkipListing>>) {
+fn json_report(records: &Records, out: &Out, listing: &Rc<RefCell<reporting::SkipListing>>) {
     let each_line = io::stdout().is_terminal();
     // A closed stdout (`| head`) must not stop the crawl.
     let write_line = move |out: &RefCell<ReportOut<BufWriter<io::Stdout>>>, line: String| {
@@ -278,10 +284,10 @@ fn json_report(crawler: &Crawler, out: &Out, listing: &Rc<RefCell<reporting::Ski
         }
     };
     let stats_out = Rc::clone(out);
-    crawler.on_stat(move |stat| write_line(&stats_out, reporting::json_line(stat)));
+    records.on_stat(move |stat| write_line(&stats_out, reporting::json_line(stat)));
     let skips_out = Rc::clone(out);
     let listing = Rc::clone(listing);
-    crawler.on_skip(move |skip| {
+    records.on_skip(move |skip| {
         if listing.borrow_mut().list(skip.reason) {
             write_line(&skips_out, reporting::json_skipped(skip));
         }
@@ -346,7 +352,7 @@ fn run_crawl(
 /// summary (its lines went out as the crawl went).
 fn write_report(
     args: &Args,
-    crawler: &Crawler,
+    crawler: &impl Reported,
     outcome: Outcome,
     out: &Out,
     text: &RefCell<io::Result<TextReport>>,
@@ -399,15 +405,20 @@ fn crawl(
         exchanges: archive
             .as_ref()
             .map(|archive| Rc::clone(archive) as Rc<dyn HearExchanges>),
+        shard: None,
     };
     let (crawler, resume) = assembly::build(roots, args.config(), plugins)?;
     let crawler = Rc::new(crawler);
     let out: Out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
     let skip_listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
     if args.report == Report::Json {
-        json_report(&crawler, &out, &skip_listing);
+        json_report(crawler.records(), &out, &skip_listing);
     }
-    let text = text_report(&crawler, args.report == Report::Text, args.verbose > 0);
+    let text = text_report(
+        crawler.records(),
+        args.report == Report::Text,
+        args.verbose > 0,
+    );
     let (outcome, interrupt) = run_crawl(runtime, &crawler, resume, args.progress.enabled())?;
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
@@ -462,3 +473,87 @@ fn crawl(
         ExitCode::SUCCESS
     })
 }
+
+// ANCHOR: crawl_on_loops
+/// Crawls `args`' roots (or the demo site) on `--loops` event loops, and
+/// reports: the report is made here, on the main thread, from the records
+/// each loop sends as it makes them, into the same sinks as one loop's.
+fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
+    if let Some(option) = args.not_with_loops() {
+        Args::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--loops {} cannot be used with {option} yet: run that crawl on one loop",
+                    args.loops
+                ),
+            )
+            .exit();
+    }
+    if args.progress.enabled() {
+        log::warn!(target: LOG, "--loops {}: no progress line yet", args.loops);
+    }
+    let (roots, _site) = roots(args, Vec::new(), false)?;
+    let mut config = args.config();
+    let records = Rc::new(Records::new(&roots, config.keep_records, Vec::new()));
+    // Each loop keeps nothing: what it records comes here.
+    config.keep_records = false;
+    // The loops are the cores: by default each parses on its own thread.
+    if args.parse_threads.is_none() {
+        config.parse_threads = 0;
+    }
+    let out: Out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
+    let skip_listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
+    if args.report == Report::Json {
+        json_report(&records, &out, &skip_listing);
+    }
+    let text = text_report(&records, args.report == Report::Text, args.verbose > 0);
+    let (ended, interrupt) = runtime.block_on(async {
+        let interrupt = Interrupt::install()
+            .inspect_err(|e| log::warn!(target: LOG, "Ctrl-C will not print a report: {e}"))
+            .ok();
+        let (heard_tx, mut heard) = runtime::mpsc::channel();
+        let spread = spread::start(&roots, &config, usize::from(args.loops), &heard_tx)?;
+        drop(heard_tx);
+        let stopper = spread.stopper();
+        let ctrl_c = async {
+            if let Some(interrupt) = &interrupt {
+                interrupt.wait().await;
+                stopper.stop();
+            }
+            std::future::pending::<std::convert::Infallible>().await
+        };
+        let ended = match runtime::select(spread.finish(&mut heard, &records), ctrl_c).await {
+            runtime::Either::Left(ended) => ended?,
+            runtime::Either::Right(never) => match never {},
+        };
+        io::Result::Ok((ended, interrupt))
+    })??;
+    let outcome = ended.outcome();
+    if outcome == Outcome::Interrupted {
+        eprintln!("Interrupted");
+    }
+    let ended = RefCell::new(Some(ended));
+    let merged = Merged {
+        records: &records,
+        ended: &ended,
+        max_tasks: config.max_tasks * usize::from(args.loops),
+    };
+    write_report(
+        args,
+        &merged,
+        outcome,
+        &out,
+        &text,
+        &skip_listing,
+        interrupt,
+    )?;
+    Ok(if outcome == Outcome::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if !records.any_root_fetched() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+// ANCHOR_END: crawl_on_loops

@@ -315,6 +315,12 @@ impl LocalQueue {
         self.seen_urls.borrow_mut().insert(url)
     }
 
+    /// URLs put on the queue and not yet marked done, whether a worker
+    /// took them or not.
+    pub fn unfinished(&self) -> usize {
+        self.q.unfinished()
+    }
+
     /// Every URL seen: fetched, failed or skipped.
     pub fn seen(&self) -> usize {
         self.seen_urls.borrow().len()

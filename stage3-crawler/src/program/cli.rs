@@ -224,6 +224,16 @@ pub struct Args {
           value_parser = clap::value_parser!(u16).range(0..=MAX_PARSE_THREADS))]
     pub parse_threads: Option<u16>,
 
+    /// Event loops to crawl on, each on a thread of its own, the crawl's
+    /// hosts shared out among them: a host's URLs, turns, robots.txt and
+    /// connections all live on one loop. Each loop runs --max-tasks
+    /// workers, and parses on its own thread unless --parse-threads gives
+    /// it helpers. Not yet with --frontier, --state, --warc, --max-depth,
+    /// --max-pages or --sitemaps.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=MAX_LOOPS))]
+    pub loops: u16,
+
     /// Share the crawl with other processes, on this machine or others,
     /// through Redis: redis://HOST[:PORT]/NAME, where NAME names the crawl
     /// (a prefix for its keys, not a database number). With roots, the
@@ -266,6 +276,10 @@ pub struct Args {
     pub explicit: Vec<String>,
 }
 
+/// The most `--loops` accepted: a loop is a thread, and more threads
+/// than cores only take turns.
+const MAX_LOOPS: i64 = 256;
+
 /// The most `--parse-threads` accepted.
 const MAX_PARSE_THREADS: i64 = 256;
 
@@ -287,6 +301,7 @@ Examples:
   stage3-crawler                               crawl the built-in demo site
   stage3-crawler xkcd.com --max-tasks 20       crawl xkcd.com (http, then https)
   stage3-crawler http://localhost:8000/ --exclude '\\.pdf$' --report json
+  stage3-crawler example.org --loops 4         crawl example.org on 4 event loops
   stage3-crawler example.org --frontier redis://127.0.0.1:6379/crawl1
                                                crawl example.org, shared in Redis
   stage3-crawler --frontier redis://127.0.0.1:6379/crawl1
@@ -322,6 +337,24 @@ pub struct Resolve {
 }
 
 impl Args {
+    /// The first option given that a crawl on several loops cannot take
+    /// yet, if `--loops` asks for more than one.
+    pub fn not_with_loops(&self) -> Option<&'static str> {
+        if self.loops <= 1 {
+            return None;
+        }
+        [
+            (self.frontier.is_some(), "--frontier"),
+            (self.state.is_some(), "--state"),
+            (self.warc.is_some(), "--warc"),
+            (self.max_depth.is_some(), "--max-depth"),
+            (self.max_pages.is_some(), "--max-pages"),
+            (self.sitemaps, "--sitemaps"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+
     /// The crawl settings these arguments ask for.
     pub fn config(&self) -> Config {
         let resolve: HashMap<(String, u16), IpAddr> = self

@@ -100,6 +100,7 @@ pub const OPTIONS: &[(&str, Scope)] = &[
     ("resolve", Scope::Process),
     ("ca_file", Scope::Process),
     ("parse_threads", Scope::Process),
+    ("loops", Scope::Process),
     ("verbose", Scope::Process),
     ("quiet", Scope::Process),
     ("report", Scope::Process),
