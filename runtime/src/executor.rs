@@ -184,12 +184,17 @@ impl Runtime {
             // Somebody is ready to run: just look at I/O without sleeping.
             // Otherwise sleep until an event, a timer, or a wake from another
             // thread.
-            let wait = if main.is_scheduled() || !self.inner.queue.is_empty() {
+            let wait = if main.is_scheduled()
+                || !self.inner.queue.is_empty()
+                || !self.inner.queue.may_sleep()
+            {
                 Some(Duration::ZERO)
             } else {
                 None
             };
-            self.inner.event_loop.borrow_mut().turn(wait)?;
+            let turned = self.inner.event_loop.borrow_mut().turn(wait);
+            self.inner.queue.awake();
+            turned?;
             self.inner.forget_orphans();
         }
     }

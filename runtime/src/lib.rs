@@ -20,6 +20,7 @@
 //! | `gather` | `asyncio.gather` |
 //! | `loops` | (ours) several event loops, one per thread, and tasks sent between them |
 //! | `mpsc` | (ours) a channel from any thread to a task on one loop |
+//! | `remote` | (ours) a task sent to another loop and its answer, in one allocation |
 //! | `signal` | `loop.add_signal_handler` |
 //! | `slab` | (ours) the task table: tasks found by the slot their waker carries |
 //! | `id_map` | (ours) the event loop's table of sockets, keyed by token, hashed with one multiplication |
@@ -54,6 +55,7 @@ mod queue;
 mod reactor;
 mod readiness;
 mod recorder;
+mod remote;
 mod signal;
 mod slab;
 mod task;
@@ -72,13 +74,14 @@ pub use executor::{
 };
 pub use future::{Either, catch_unwind, panic_message, select, yield_now};
 pub use gather::gather;
-pub use loops::{LoopHandle, Loops, RemoteJoin};
+pub use loops::{LoopHandle, Loops};
 pub use net::{TcpListener, TcpStream, resolve};
 pub use pool::{Pool, Pooled};
 pub use queue::{Get, Join, Queue, TaskDoneError};
 pub use reactor::{Direction, Registration};
 pub use readiness::Readiness;
 pub use recorder::{Actor, Event, Lints, Outcome, Record, Recording, Warning, WarningKind};
+pub use remote::RemoteJoin;
 pub use signal::SignalPipe;
 pub use task::{JoinError, JoinHandle, TaskState};
 pub use task_id::TaskId;

@@ -14,27 +14,20 @@
 //! [`mpsc`](crate::mpsc) channel of jobs, read by a task on the loop.
 //! [`LoopHandle::spawn_with`] sends a closure that builds a future there
 //! (the future itself need not be `Send`: it is made on the loop that runs
-//! it); [`LoopHandle::spawn`] sends a `Send` future. Either way the answer
-//! comes back by [`oneshot`](crate::oneshot), and every wake between loops
-//! is the run queue's `mio::Waker` handoff that blocking threads already
-//! use.
+//! it); [`LoopHandle::spawn`] sends a `Send` future. Either way the job and
+//! its answer are one allocation ([`crate::remote`]), and every wake
+//! between loops is the run queue's `mio::Waker` handoff that blocking
+//! threads already use.
 
-use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 use std::thread;
 
-use crate::executor::{Runtime, spawn};
-use crate::future::catch_unwind;
-use crate::task::JoinError;
-use crate::{mpsc, oneshot};
-
-/// What a mailbox carries: work to start on the loop that reads it.
-type Job = Box<dyn FnOnce(&Rc<Live>) + Send>;
+use crate::executor::Runtime;
+use crate::mpsc;
+use crate::remote::{self, Alive, Job, Live, RemoteJoin};
 
 /// N event loops on N threads.
 pub struct Loops {
@@ -47,12 +40,6 @@ pub struct Loops {
 pub struct LoopHandle {
     index: usize,
     jobs: mpsc::Sender<Job>,
-}
-
-/// The answer of a task spawned on another loop, as a future.
-#[must_use = "the task runs either way; the handle is only its answer"]
-pub struct RemoteJoin<T> {
-    result: oneshot::Receiver<Result<T, JoinError>>,
 }
 
 impl Loops {
@@ -135,19 +122,11 @@ impl LoopHandle {
         F: Future + 'static,
         F::Output: Send + 'static,
     {
-        let (answer, result) = oneshot::channel();
-        let job: Job = Box::new(move |live: &Rc<Live>| {
-            let alive = Alive::new(live);
-            spawn(async move {
-                let outcome = catch_unwind(make()).await.map_err(JoinError::Panicked);
-                answer.send(outcome);
-                drop(alive);
-            });
-        });
-        // A loop that has stopped drops the job, and `answer` with it: the
-        // handle then says so.
+        let (job, answer) = remote::job(make);
+        // A loop that has stopped drops the job unstarted: the handle then
+        // says so.
         let _ = self.jobs.send(job);
-        RemoteJoin { result }
+        answer
     }
     // ANCHOR_END: spawn_with
 
@@ -169,21 +148,8 @@ impl fmt::Debug for LoopHandle {
     }
 }
 
-impl<T> Future for RemoteJoin<T> {
-    type Output = Result<T, JoinError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
-        Pin::new(&mut self.result)
-            .poll(cx)
-            .map(|answer| answer.unwrap_or(Err(JoinError::Cancelled)))
-    }
-}
-
-impl<T> fmt::Debug for RemoteJoin<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RemoteJoin").finish_non_exhaustive()
-    }
-}
+/// Jobs a loop's mailbox starts before it lets the tasks they made run.
+const JOBS_PER_TURN: usize = 64;
 
 // ANCHOR: run_loop
 /// A loop thread: a runtime whose main task reads the mailbox and starts
@@ -200,62 +166,29 @@ fn run_loop(mut mailbox: mpsc::Receiver<Job>, ready: std::sync::mpsc::Sender<io:
     let _ = ready.send(Ok(()));
     let live = Rc::new(Live::default());
     let _ = runtime.block_on(async {
-        while let Some(job) = mailbox.recv().await {
-            job(&live);
+        // Every job there, under one lock; started a few at a time, with
+        // the loop's other tasks run between: a burst of a hundred thousand
+        // spawns is then never a hundred thousand tasks alive at once.
+        let mut jobs = Vec::new();
+        while mailbox.recv_many(&mut jobs).await > 0 {
+            let mut jobs = jobs.drain(..).peekable();
+            while jobs.peek().is_some() {
+                for job in jobs.by_ref().take(JOBS_PER_TURN) {
+                    job.start(Alive::new(&live));
+                }
+                crate::yield_now().await;
+            }
         }
         live.all_done().await;
     });
 }
 // ANCHOR_END: run_loop
 
-/// How many tasks a loop's mailbox started are still running, and the
-/// waker of the loop's main task once it waits for them.
-#[derive(Default)]
-struct Live {
-    running: Cell<usize>,
-    waiting: RefCell<Option<Waker>>,
-}
-
-impl Live {
-    async fn all_done(&self) {
-        poll_fn(|cx| {
-            if self.running.get() == 0 {
-                return Poll::Ready(());
-            }
-            *self.waiting.borrow_mut() = Some(cx.waker().clone());
-            Poll::Pending
-        })
-        .await
-    }
-}
-
-/// One running task of a mailbox's: dropped when the task ends or is
-/// dropped with its loop.
-struct Alive(Rc<Live>);
-
-impl Alive {
-    fn new(live: &Rc<Live>) -> Alive {
-        live.running.set(live.running.get() + 1);
-        Alive(Rc::clone(live))
-    }
-}
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        let live = &self.0;
-        live.running.set(live.running.get() - 1);
-        if live.running.get() == 0
-            && let Some(waker) = live.waiting.borrow_mut().take()
-        {
-            waker.wake();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run_until_complete;
+    use crate::{JoinError, run_until_complete};
+    use std::cell::Cell;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -53,6 +53,10 @@ pub(crate) struct RunQueue {
     /// the tasks themselves, and the `mio::Waker` poke keeps the loop from
     /// sleeping through one.)
     remote_pending: AtomicBool,
+    /// Whether the loop is asleep in its selector, or about to be: only
+    /// then does a wake from another thread need the `mio::Waker`'s system
+    /// call. A loop that is busy finds the task at its next batch anyway.
+    sleeping: AtomicBool,
     loop_waker: Arc<mio::Waker>,
 }
 
@@ -73,6 +77,7 @@ impl RunQueue {
         RunQueue {
             remote: Mutex::new(VecDeque::new()),
             remote_pending: AtomicBool::new(false),
+            sleeping: AtomicBool::new(false),
             loop_waker,
         }
     }
@@ -83,10 +88,34 @@ impl RunQueue {
             return;
         }
         self.push_remote([task]);
-        trace!(target: "runtime", "wake task={} from another thread: poking the loop", task.id);
-        // If this fails the loop's selector is gone, and there is no one
-        // left to wake.
-        let _ = self.loop_waker.wake();
+        // The other half of `may_sleep`: the task is in, then we look.
+        // Both sides store then load, sequentially consistent, so at least
+        // one sees the other's store: either the loop sees the task and
+        // does not sleep, or we see it sleeping and poke it.
+        if self.sleeping.load(Ordering::SeqCst) {
+            trace!(target: "runtime", "wake task={} from another thread: poking the loop", task.id);
+            // If this fails the loop's selector is gone, and there is no
+            // one left to wake.
+            let _ = self.loop_waker.wake();
+        }
+    }
+
+    /// Called on the loop's thread when it has nothing to run and would
+    /// sleep in its selector: marks it sleeping, and says whether it may
+    /// (no task came from another thread meanwhile). [`awake`](Self::awake)
+    /// when the selector returns.
+    pub(crate) fn may_sleep(&self) -> bool {
+        self.sleeping.store(true, Ordering::SeqCst);
+        if self.remote_pending.load(Ordering::SeqCst) {
+            self.sleeping.store(false, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// The loop is back from its selector.
+    pub(crate) fn awake(&self) {
+        self.sleeping.store(false, Ordering::Relaxed);
     }
 
     fn push_remote(&self, tasks: impl IntoIterator<Item = TaskRef>) {
@@ -94,7 +123,8 @@ impl RunQueue {
         // so a poisoned lock is still good to use.
         self.lock_remote().extend(tasks);
         // After the tasks are in: whoever sees the flag finds them.
-        self.remote_pending.store(true, Ordering::Release);
+        // Sequentially consistent, for `may_sleep` (see `push`).
+        self.remote_pending.store(true, Ordering::SeqCst);
     }
 
     fn lock_remote(&self) -> std::sync::MutexGuard<'_, VecDeque<TaskRef>> {
@@ -263,11 +293,12 @@ mod tests {
     }
 
     #[test]
-    fn a_wake_from_another_thread_pokes_the_selector() {
+    fn a_wake_from_another_thread_pokes_a_sleeping_selector() {
         let (mut poll, queue) = queue();
         let task = Arc::new(TaskWaker::new(task(1), queue.clone()));
         task.take_scheduled();
         let waker = Waker::from(task);
+        assert!(queue.may_sleep());
         std::thread::spawn(move || waker.wake()).join().unwrap();
         let mut events = mio::Events::with_capacity(4);
         // Returns as soon as the poke arrives; the limit only turns a missing
@@ -275,6 +306,24 @@ mod tests {
         poll.poll(&mut events, Some(std::time::Duration::from_secs(10)))
             .unwrap();
         assert_eq!(events.iter().next().map(|e| e.token()), Some(mio::Token(0)));
+        queue.awake();
+        assert_eq!(batch(&queue), [1]);
+    }
+
+    #[test]
+    fn a_wake_from_another_thread_leaves_a_busy_loop_alone() {
+        let (mut poll, queue) = queue();
+        let task = Arc::new(TaskWaker::new(task(1), queue.clone()));
+        task.take_scheduled();
+        let waker = Waker::from(task);
+        std::thread::spawn(move || waker.wake()).join().unwrap();
+        // No poke, no system call: the loop takes the task at its next
+        // batch, and will not sleep before it.
+        let mut events = mio::Events::with_capacity(4);
+        poll.poll(&mut events, Some(std::time::Duration::ZERO))
+            .unwrap();
+        assert!(events.is_empty());
+        assert!(!queue.may_sleep());
         assert_eq!(batch(&queue), [1]);
     }
 }

@@ -22,7 +22,6 @@ use runtime::Runtime;
 use url::Url;
 
 use crate::assembly::{self, Plugins};
-use spread::Merged;
 use crate::crawling::{Crawler, Outcome};
 use crate::http::HearExchanges;
 use crate::keeping::archive::Archive;
@@ -32,6 +31,7 @@ use crate::report::reporting::{self, Reported, TextReport};
 use cli::{Args, Report, parse_root};
 use interrupt::{EXIT_INTERRUPTED, Interrupt, ReportOut};
 use ps::Ps;
+use spread::Merged;
 
 /// The target of the program's own log lines: the one they had when the
 /// program lived in `cli.rs`, which users' scripts may match

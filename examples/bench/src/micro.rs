@@ -13,6 +13,8 @@
 //! | cancel | a sleep with a random deadline (1 to 60 s away), armed by one poll, then dropped |
 //! | pingpong | a round trip of one byte each way over one loopback TCP connection |
 //! | pingpong100 | the same, over 100 connections at once (n round trips in all) |
+//! | loopmsg | a round trip of a message between two loops on two threads: the main thread's sends to the other's task over a channel, which answers over another (each hop wakes a sleeping loop) |
+//! | loopspawn | a task spawned from the main thread onto another loop's thread, and its answer awaited (n spawned, then n awaited) |
 
 use std::future::{Future, pending, poll_fn};
 use std::hint::black_box;
@@ -23,7 +25,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use runtime::{Queue, Runtime};
+use runtime::{Loops, Queue, Runtime, mpsc};
 
 /// The micro-benchmarks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,10 +38,12 @@ pub enum Micro {
     Cancel,
     PingPong,
     PingPong100,
+    LoopMessage,
+    LoopSpawn,
 }
 
 impl Micro {
-    pub const ALL: [Micro; 8] = [
+    pub const ALL: [Micro; 10] = [
         Micro::Spawn,
         Micro::Wake,
         Micro::Queue,
@@ -48,6 +52,8 @@ impl Micro {
         Micro::Cancel,
         Micro::PingPong,
         Micro::PingPong100,
+        Micro::LoopMessage,
+        Micro::LoopSpawn,
     ];
 
     /// The name on the child's command line.
@@ -61,6 +67,8 @@ impl Micro {
             Micro::Cancel => "cancel",
             Micro::PingPong => "pingpong",
             Micro::PingPong100 => "pingpong100",
+            Micro::LoopMessage => "loopmsg",
+            Micro::LoopSpawn => "loopspawn",
         }
     }
 
@@ -112,6 +120,8 @@ pub fn ours(which: Micro, n: usize) -> io::Result<MicroResult> {
         Micro::Cancel => rt.block_on(timers_cancelled(n))??,
         Micro::PingPong => rt.block_on(ping_pong(n, 1))??,
         Micro::PingPong100 => rt.block_on(ping_pong(n, 100))??,
+        Micro::LoopMessage => rt.block_on(loop_round_trip(n))??,
+        Micro::LoopSpawn => rt.block_on(loop_spawn(n))??,
     };
     Ok(MicroResult {
         value,
@@ -263,6 +273,42 @@ async fn queue_put_get(n: usize) -> io::Result<f64> {
     echo.await.map_err(io::Error::other)?;
     // Each of the n round trips is two puts and two gets.
     Ok(nanos_per(start.elapsed(), 2 * n))
+}
+
+async fn loop_round_trip(n: usize) -> io::Result<f64> {
+    let other = Loops::start(1)?;
+    let (ping, mut ping_rx) = mpsc::channel::<usize>();
+    let (pong, mut pong_rx) = mpsc::channel::<usize>();
+    let start = Instant::now();
+    let echo = other.handles()[0].spawn(async move {
+        while let Some(item) = ping_rx.recv().await {
+            let _ = pong.send(item);
+        }
+    });
+    for i in 0..n {
+        let _ = ping.send(i);
+        black_box(pong_rx.recv().await);
+    }
+    let elapsed = start.elapsed();
+    drop(ping);
+    echo.await.map_err(io::Error::other)?;
+    other.join();
+    Ok(nanos_per(elapsed, n))
+}
+
+async fn loop_spawn(n: usize) -> io::Result<f64> {
+    let other = Loops::start(1)?;
+    let there = &other.handles()[0];
+    let start = Instant::now();
+    let handles: Vec<_> = (0..n).map(|i| there.spawn(async move { i })).collect();
+    let mut sum = 0;
+    for handle in handles {
+        sum += handle.await.map_err(io::Error::other)?;
+    }
+    black_box(sum);
+    let elapsed = start.elapsed();
+    other.join();
+    Ok(nanos_per(elapsed, n))
 }
 
 fn idle_task_bytes(rt: &Runtime, n: usize) -> io::Result<f64> {

@@ -929,6 +929,16 @@ fn micro_rows(opts: &Options, me: &Path) -> Result<Vec<Row>, String> {
                 Unit::Nanos,
                 None,
             )),
+            Micro::LoopMessage => rows.push(row(
+                "message round trip between two loops' threads",
+                Unit::Nanos,
+                Some(Target::RatioAtMost(1.0)),
+            )),
+            Micro::LoopSpawn => rows.push(row(
+                "spawn onto another loop's thread + await, per task",
+                Unit::Nanos,
+                Some(Target::RatioAtMost(1.0)),
+            )),
             Micro::Idle => {
                 rows.push(row(
                     "bytes per idle task (future excluded)",

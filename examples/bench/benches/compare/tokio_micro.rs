@@ -33,11 +33,53 @@ pub fn run(which: Micro, n: usize) -> io::Result<MicroResult> {
         Micro::Cancel => rt.block_on(timers_cancelled(n))?,
         Micro::PingPong => rt.block_on(ping_pong(n, 1))?,
         Micro::PingPong100 => rt.block_on(ping_pong(n, 100))?,
+        Micro::LoopMessage => two_threads()?.block_on(loop_round_trip(n))?,
+        Micro::LoopSpawn => two_threads()?.block_on(loop_spawn(n))?,
     };
     Ok(MicroResult {
         value,
         rss: rss_bytes()?,
     })
+}
+
+/// Tokio's multi-thread runtime with one worker: `block_on` runs on the
+/// calling thread, and what it spawns runs on the worker, so every message
+/// and spawn crosses between two threads, as ours between two loops.
+fn two_threads() -> io::Result<Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+}
+
+async fn loop_round_trip(n: usize) -> io::Result<f64> {
+    let (ping, mut ping_rx) = mpsc::unbounded_channel::<usize>();
+    let (pong, mut pong_rx) = mpsc::unbounded_channel::<usize>();
+    let start = Instant::now();
+    let echo = tokio::spawn(async move {
+        while let Some(item) = ping_rx.recv().await {
+            let _ = pong.send(item);
+        }
+    });
+    for i in 0..n {
+        let _ = ping.send(i);
+        black_box(pong_rx.recv().await);
+    }
+    let elapsed = start.elapsed();
+    drop(ping);
+    echo.await.map_err(io::Error::other)?;
+    Ok(nanos_per(elapsed, n))
+}
+
+async fn loop_spawn(n: usize) -> io::Result<f64> {
+    let start = Instant::now();
+    let handles: Vec<_> = (0..n).map(|i| tokio::spawn(async move { i })).collect();
+    let mut sum = 0;
+    for handle in handles {
+        sum += handle.await.map_err(io::Error::other)?;
+    }
+    black_box(sum);
+    Ok(nanos_per(start.elapsed(), n))
 }
 
 async fn spawn_and_complete(n: usize) -> io::Result<f64> {
