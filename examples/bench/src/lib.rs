@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`child`] | running one measurement in a fresh child process: wall time, CPU time and peak RSS from `wait4` |
 //! | [`crawl`] | the two crawl workloads, and checking that a crawler found exactly the demo site's URLs |
+//! | [`floor`] | a scaling row's floor: the site fetched by a plain client with every URL known in advance |
 //! | [`micro`] | the micro-benchmarks, on our runtime, and the pieces the tokio side shares |
 //! | [`machine`] | what the numbers were measured on |
 //! | [`stats`] | medians |
@@ -22,6 +23,7 @@
 
 pub mod child;
 pub mod crawl;
+pub mod floor;
 pub mod machine;
 pub mod micro;
 pub mod plot;

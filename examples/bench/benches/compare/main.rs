@@ -8,6 +8,7 @@
 
 mod comparator;
 mod frontier;
+mod loops;
 mod tokio_micro;
 
 use std::collections::BTreeSet;
@@ -39,10 +40,12 @@ options:
   --rounds N      rounds of every measurement [default: 5]
   --quick         small sites and counts, one round: tries the harness out;
                   writes no file unless --out is given
-  --only WHAT     run only `crawl` or `micro`; or `scaling`: the shared
-                  frontier with 1, 2, 4 and 8 processes on 20,000 pages, for
-                  a machine with many cores (not part of the default run;
-                  writes no file unless --out is given)
+  --only WHAT     run only `crawl` or `micro`; or `scaling`: one crawl on
+                  1, 2, 4 and 8 loops, then the shared frontier with 1, 2, 4
+                  and 8 processes, each beside its floor, on 20,000 pages,
+                  for a machine with many cores (not part of the default
+                  run; writes no file unless --out is given); or `loops`:
+                  the loops' rows alone
   --out FILE      write the Markdown table here
                   [default: book/src/generated/performance-table.md]
   --no-write      print the table only
@@ -103,6 +106,13 @@ fn child_main(args: &[String]) -> Result<(), String> {
             writeln!(out, "{}", crawl::comparator_secs_line(took.as_secs_f64()))
                 .map_err(|e| e.to_string())?;
         }
+        ["floor", per_host, list] => {
+            let text = std::fs::read_to_string(list).map_err(|e| format!("{list}: {e}"))?;
+            let urls: Vec<String> = text.lines().map(String::from).collect();
+            let fetched = bench::floor::fetch_all(&urls, parse_count(per_host)?)
+                .map_err(|e| format!("the floor: {e}"))?;
+            writeln!(out, "{}", fetched.responses).map_err(|e| e.to_string())?;
+        }
         ["micro", side, name, n] => {
             let which =
                 Micro::from_name(name).ok_or_else(|| format!("no micro-benchmark {name:?}"))?;
@@ -135,6 +145,8 @@ struct Options {
     crawls: bool,
     micros: bool,
     scaling: bool,
+    /// `--only loops`: the scaling rows of `--loops` alone.
+    loops_only: bool,
     out: Option<PathBuf>,
     stage3: Option<PathBuf>,
 }
@@ -148,6 +160,7 @@ impl Options {
             crawls: true,
             micros: true,
             scaling: false,
+            loops_only: false,
             out: None,
             stage3: None,
         };
@@ -169,9 +182,13 @@ impl Options {
                     "crawl" => opts.micros = false,
                     "micro" => opts.crawls = false,
                     "scaling" => (opts.crawls, opts.micros, opts.scaling) = (false, false, true),
+                    "loops" => {
+                        (opts.crawls, opts.micros, opts.scaling, opts.loops_only) =
+                            (false, false, true, true)
+                    }
                     other => {
                         return Err(format!(
-                            "--only crawl, --only micro or --only scaling, not {other:?}"
+                            "--only crawl, micro, scaling or loops, not {other:?}"
                         ));
                     }
                 },
@@ -238,7 +255,13 @@ fn drive(opts: &Options) -> Result<(), String> {
     }
     if opts.scaling {
         match find_stage3(opts, &me, &mut notes) {
-            Some(bin) => rows.extend(frontier::scaling_rows(opts, &me, &bin)?),
+            // Loops first: on a lent machine, its time is short.
+            Some(bin) => {
+                rows.extend(loops::loops_rows(opts, &me, &bin)?);
+                if !opts.loops_only {
+                    rows.extend(frontier::scaling_rows(opts, &me, &bin)?);
+                }
+            }
             None => return Err("--only scaling needs the stage-3 binary".into()),
         }
     }
