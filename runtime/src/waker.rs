@@ -82,6 +82,7 @@ impl RunQueue {
         }
     }
 
+    // ANCHOR: push
     fn push(self: &Arc<Self>, task: TaskRef) {
         if self.is_running_here() {
             LOCAL.with(|local| local.borrow_mut().push_back(task));
@@ -117,6 +118,7 @@ impl RunQueue {
     pub(crate) fn awake(&self) {
         self.sleeping.store(false, Ordering::Relaxed);
     }
+    // ANCHOR_END: push
 
     fn push_remote(&self, tasks: impl IntoIterator<Item = TaskRef>) {
         // A panic while holding this lock cannot leave the deque half-made,

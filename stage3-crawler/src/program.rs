@@ -474,7 +474,6 @@ fn crawl(
     })
 }
 
-// ANCHOR: crawl_on_loops
 /// Crawls `args`' roots (or the demo site) on `--loops` event loops, and
 /// reports: the report is made here, on the main thread, from the records
 /// each loop sends as it makes them, into the same sinks as one loop's.
@@ -556,4 +555,3 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
         ExitCode::SUCCESS
     })
 }
-// ANCHOR_END: crawl_on_loops

@@ -85,6 +85,7 @@ impl Found {
     }
 }
 
+// ANCHOR: work_queue
 /// The crawl's queue, as the chapter's `asyncio.Queue` is to its crawler:
 /// workers `get` a URL and mark it `task_done`, and `crawl` waits in
 /// `join`. Ours is told, with `task_done`, what the fetch found, and puts
@@ -124,6 +125,7 @@ pub trait WorkQueue {
         None
     }
 }
+// ANCHOR_END: work_queue
 // ANCHOR_END: queue
 
 /// What a queue keeps with a piece of work, opaque to the lesson, which

@@ -265,7 +265,13 @@ fn drive(opts: &Options) -> Result<(), String> {
             None => return Err("--only scaling needs the stage-3 binary".into()),
         }
     }
-    let table = table::render("stage 3 / our runtime", "reqwest + tokio / tokio", &rows);
+    // The scaling rows race stage 3 against itself and against its floor.
+    let (ours, theirs) = if opts.scaling {
+        ("stage 3", "against")
+    } else {
+        ("stage 3 / our runtime", "reqwest + tokio / tokio")
+    };
+    let table = table::render(ours, theirs, &rows);
     println!("\n{table}");
     for note in &notes {
         println!("note: {note}");
