@@ -58,6 +58,7 @@ impl Exercise {
             "factoring-with-await.md" => "Factoring With .await",
             "coordinating-coroutines.md" => "Coordinating Coroutines",
             "good-citizen.md" => "Being a Good Citizen",
+            "beyond-one-core.md" => "Beyond One Core",
             other => other,
         }
     }
@@ -208,6 +209,15 @@ pub static PLANTED: &[Planted] = &[
         round: 1,
         trap: "a URL abandoned after the shutdown is never marked done, so `join` waits for it forever",
         caught_by: &["a_shutdown_after_the_root_abandons_everything_it_queued"],
+    },
+    Planted {
+        number: "17",
+        round: 1,
+        trap: "the receiver lets go of the lock between finding nothing and leaving its waker",
+        caught_by: &[
+            "a_value_sent_from_another_thread_always_wakes_the_receiver",
+            "two_senders_on_two_threads_lose_no_wake_and_no_value",
+        ],
     },
 ];
 
@@ -725,6 +735,35 @@ pub static EXERCISES: &[Exercise] = &[
             (
                 "ctrl_c_triggers_the_shutdown",
                 "The test raises SIGINT and waits for the task that `on_ctrl_c` returns. `on_ctrl_c` comes finished; if this fails, it was changed or other signal handling was added, so restore the starter's version.",
+            ),
+        ],
+    },
+    Exercise {
+        number: "17",
+        slug: "loop_channel",
+        title: "A channel between loops",
+        stars: 2,
+        chapter: "beyond-one-core.md",
+        builds_on: &[],
+        goal: "Write the two halves of a channel from any thread to a task on one loop: `send`, which never waits, and `poll_recv`, which never misses a value sent while it was deciding to wait.",
+        nudge: "It is the oneshot handoff of Finding Links (runtime/src/oneshot.rs), made long-lived, and its rule is the same: the receiver's look and the sender's push must not be able to interleave so that the sender finds no waker and the receiver finds no value. With one lock around the queue, the waker and the count of senders, that means doing the look and the store in one critical section, and the push and the take in another. Beyond One Core, \"How loops talk\", walks through it.",
+        hint: "`send`: lock, `items.push_back(value)`, `waker.take()`, unlock, then wake what you took. `poll_recv`: lock; `pop_front` a value and return it; if `senders == 0` return `Ready(None)`; otherwise store `cx.waker().clone()` in `waker` before the lock goes, and return `Pending`. `Drop for Sender`: lock, `senders -= 1`; the last one takes the waker and wakes it after unlocking.",
+        pointers: &[
+            (
+                "values_sent_on_one_thread_arrive_in_order",
+                "On one thread: two sends, then polls. `Pending` where a value was expected means `send` did not push, or `poll_recv` did not pop from the front; values in the wrong order mean one side uses the back. The last assertion drops the only sender: `Pending` there means `poll_recv` does not check `senders == 0` after finding the queue empty, or `Drop` does not count the sender out.",
+            ),
+            (
+                "a_value_sent_from_another_thread_always_wakes_the_receiver",
+                "\"a lost wakeup\" names the order loom found: the receiver returned `Pending`, the sender pushed its value, and the waker was not there to take. Either the receiver stores its waker after letting go of the lock it looked under (a second `lock()` call), or `send` takes the waker before it pushes, or outside the lock. A value missing or twice means `send` and `poll_recv` disagree about the queue.",
+            ),
+            (
+                "the_last_sender_dropped_on_another_thread_wakes_the_receiver",
+                "The only sender was dropped on another thread while the receiver decided to wait. The receiver never learns the channel is over unless the last `drop` takes the waker and wakes it, under the same lock that `poll_recv` checks `senders` under.",
+            ),
+            (
+                "two_senders_on_two_threads_lose_no_wake_and_no_value",
+                "Two senders on two threads, each sending once. A lost wakeup here but not with one sender usually means a second send found the waker already taken and the receiver had not stored it again; a value lost means two pushes raced (a push outside the lock), and a count of senders that never reaches 0 means `clone` does not add to it.",
             ),
         ],
     },

@@ -5,7 +5,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | `ex01_echo_callbacks` ... `ex16_graceful_shutdown` | the exercises, one file each (README.md lists them) |
+//! | `ex01_echo_callbacks` ... `ex17_loop_channel` | the exercises, one file each (README.md lists them) |
 //! | `support` | helpers the exercises share, each a small finished example |
 //!
 //! The `solutions` feature compiles the solutions in place of the starters;
@@ -66,6 +66,9 @@ pub mod ex15_backoff;
 #[cfg(not(any(feature = "wrong", feature = "graded")))]
 #[cfg_attr(feature = "solutions", path = "../solutions/ex16_graceful_shutdown.rs")]
 pub mod ex16_graceful_shutdown;
+#[cfg(not(any(feature = "wrong", feature = "graded")))]
+#[cfg_attr(feature = "solutions", path = "../solutions/ex17_loop_channel.rs")]
+pub mod ex17_loop_channel;
 
 #[cfg(all(feature = "wrong", feature = "graded"))]
 compile_error!("the wrong and graded features each replace the exercises: one at a time");

@@ -26,3 +26,4 @@ mod ex13_depth_limit;
 mod ex14_robots_txt;
 mod ex15_backoff;
 mod ex16_graceful_shutdown;
+mod ex17_loop_channel;
