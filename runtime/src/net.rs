@@ -8,6 +8,7 @@
 use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, ToSocketAddrs};
+use std::os::fd::AsFd;
 use std::task::{Context, Poll};
 
 use log::trace;
@@ -127,6 +128,25 @@ impl TcpStream {
                 n => out.extend_from_slice(&chunk[..n]),
             }
         }
+    }
+
+    /// Registers a connected std socket with the running runtime: the other
+    /// end of [`into_std`](Self::into_std), on another loop.
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        stream.set_nonblocking(true)?;
+        let io = Registration::new(mio::net::TcpStream::from_std(stream))?;
+        trace!(target: "runtime", "adopted a socket, token={}", io.token().0);
+        Ok(TcpStream { io })
+    }
+
+    /// The socket, taken out of this loop to be handed to another
+    /// ([`Loops`](crate::Loops)), which adopts it with
+    /// [`from_std`](Self::from_std). It is the same connection: a copy of
+    /// its descriptor leaves, and this one is deregistered and closed.
+    /// Bytes the peer already sent stay in the kernel for the new owner.
+    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
+        let fd = self.io.get_ref().as_fd().try_clone_to_owned()?;
+        Ok(std::net::TcpStream::from(fd))
     }
 
     /// Shuts down one or both halves of the connection.
@@ -290,6 +310,40 @@ mod tests {
         })
         .unwrap();
         assert_eq!(got, b"hello");
+    }
+
+    #[test]
+    fn a_connection_accepted_on_one_loop_is_served_on_another() {
+        let other = crate::Loops::start(1).unwrap();
+        let there = other.handles()[0].clone();
+        let got = run_until_complete(async move {
+            let mut listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let mut c = std::net::TcpStream::connect(addr).unwrap();
+                c.write_all(b"hello").unwrap();
+                c.shutdown(Shutdown::Write).unwrap();
+                let mut back = Vec::new();
+                c.read_to_end(&mut back).unwrap();
+                back
+            });
+            let (accepted, _) = listener.accept().await.unwrap();
+            let handed = accepted.into_std().unwrap();
+            there
+                .spawn_with(move || async move {
+                    let mut s = TcpStream::from_std(handed).unwrap();
+                    let mut buf = Vec::new();
+                    s.read_to_end(&mut buf).await.unwrap();
+                    s.write_all(&buf).await.unwrap();
+                })
+                .await
+                .unwrap();
+            client.join().unwrap()
+        })
+        .unwrap();
+        assert_eq!(got, b"hello");
+        other.join();
     }
 
     #[test]
