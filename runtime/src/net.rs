@@ -227,6 +227,15 @@ impl TcpListener {
         })
     }
 
+    /// A listening std socket, made elsewhere (with a listen backlog of
+    /// its own, say): it registers with the runtime on the first `accept`.
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(true)?;
+        Ok(TcpListener {
+            state: Listener::Bound(mio::net::TcpListener::from_std(listener)),
+        })
+    }
+
     /// The address it listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match &self.state {

@@ -357,6 +357,13 @@ impl Game {
         })
     }
 
+    /// What every player's frame says about it.
+    pub fn everyone(&self) -> impl Iterator<Item = (PlayerId, Me)> + '_ {
+        self.players
+            .keys()
+            .filter_map(|&id| Some((id, self.me(id)?)))
+    }
+
     /// The best `n` players, best first (a tie goes to who came first).
     pub fn top(&self, n: usize) -> Vec<Score> {
         let mut best: Vec<(&PlayerId, &Player)> = self.players.iter().collect();

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use runtime::{SignalPipe, TcpListener, run_until_complete};
+use runtime::{SignalPipe, run_until_complete};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use snake::game;
-use snake::server::{Options, Server};
+use snake::server::{self, Options, Server};
 
 /// A multiplayer snake game server on our runtime: the page at /, the
 /// players' WebSockets at /ws, the game loop's numbers at /stats.
@@ -41,13 +41,18 @@ struct Args {
     /// The seed of the game's randomness (food, where snakes start).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Event loops, each on a thread of its own. With more than one, the
+    /// game keeps the first and the players are spread over the others,
+    /// each building and sending its own players' frames.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    loops: u16,
 }
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args = Args::parse();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
-    let listener = match TcpListener::bind(addr) {
+    let listener = match server::listen(addr) {
         Ok(listener) => listener,
         Err(e) => {
             eprintln!("snake: cannot listen on {addr}: {e}");
@@ -78,6 +83,7 @@ fn main() -> ExitCode {
             ..game::Config::default()
         },
         seed: args.seed,
+        loops: usize::from(args.loops),
         ..Options::default()
     };
     // ANCHOR: stop

@@ -2,18 +2,22 @@
 //! connection. A connection is a web page (`GET /`), the numbers
 //! (`GET /stats`), or a player (`GET /ws`, upgraded to a WebSocket).
 //!
-//! Nothing is shared behind a lock. A player's task talks to the game loop
-//! through the runtime's `Queue` (its commands go in the loop's inbox), and
-//! the loop talks back through the player's own `Queue`, its outbox: every
-//! tick it puts there that player's frame, its view of the field as the
-//! changes since its last frame (`view.rs`). A player whose last frame is
-//! still in its outbox at the next tick is behind: the waiting frame is
-//! replaced by a full one, so the outbox never grows; behind for too many
-//! ticks in a row, the player is dropped. One slow client costs the others
-//! nothing.
+//! The game is behind no lock. A player's task talks to the game loop
+//! through a channel (its commands go in the loop's inbox), and the loop
+//! talks back through the player's own `Queue`, its outbox: every tick the
+//! player's frame goes there, its view of the field as the changes since
+//! its last frame (`view.rs`). A player whose last frame is still in its
+//! outbox at the next tick is behind: the waiting frame is replaced by a
+//! full one, so the outbox never grows; behind for too many ticks in a
+//! row, the player is dropped. One slow client costs the others nothing.
 //!
-//! Told to stop (Ctrl-C, in `main`), the server stops accepting, the game
-//! loop tells every player it is going away (close code 1001) and ends,
+//! With `--loops N` the game keeps its loop and the players are spread
+//! over N - 1 others ([`Loops`]): each accepted connection is handed to the
+//! next, which serves it and builds its players' frames from each tick's
+//! field (`hall`). With one loop (the default) the game's loop does all.
+//!
+//! Told to stop (Ctrl-C, in `main`), the server stops accepting, every
+//! player is told it is going away (close code 1001), the game loop ends,
 //! and the connections finish their close handshakes before `serve`
 //! returns: the runtime ends with no task left behind.
 
@@ -24,17 +28,19 @@ use std::io;
 use std::net::SocketAddr;
 use std::ops::ControlFlow;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use runtime::{
-    Either, JoinHandle, Queue, Sleep, TaskBuilder, TcpListener, TcpStream, oneshot, select, sleep,
-    sleep_until, timeout,
+    Either, JoinHandle, Loops, Queue, RemoteJoin, Sleep, TaskBuilder, TcpListener, TcpStream, mpsc,
+    oneshot, select, sleep, sleep_until, timeout,
 };
 
 use crate::game::{self, Command, Game, PlayerId};
 use crate::heartbeat::{Due, Heartbeat};
 use crate::stats::TickStats;
-use crate::view::{self, Board, Grid, Viewer};
+use crate::view::{self, Board, Grid, Me, Viewer};
 use crate::websocket::{self, Decoder, Message, Opcode, ProtocolError};
 
 /// The page, served as it is.
@@ -102,6 +108,11 @@ pub struct Options {
     pub game: game::Config,
     /// The seed of the game's randomness.
     pub seed: u64,
+    /// Event loops, each on a thread of its own: with more than one, the
+    /// game loop keeps the first, and the players' connections are spread
+    /// over the others, each of which builds and sends its own players'
+    /// frames.
+    pub loops: usize,
 }
 
 impl Default for Options {
@@ -115,6 +126,7 @@ impl Default for Options {
             view: (40, 30),
             game: game::Config::default(),
             seed: 1,
+            loops: 1,
         }
     }
 }
@@ -128,11 +140,15 @@ enum Out {
     Close(u16, &'static str),
 }
 
-/// What a player's task sends the game loop.
+/// What a player's task sends the game loop, from any loop.
 enum ToGame {
+    /// A new player, whose seat waits on loop `hall` under `ticket`
+    /// until the field of the tick it joins at says its number; the
+    /// number also comes back on `id`.
     Join {
         name: String,
-        outbox: Queue<Out>,
+        hall: usize,
+        ticket: u64,
         id: oneshot::Sender<PlayerId>,
     },
     Command(PlayerId, Command),
@@ -141,8 +157,44 @@ enum ToGame {
     Stop,
 }
 
-/// What the game loop keeps for each player: where its frames go, and
-/// what its client has seen.
+/// What the game loop sends a loop of players (with `--loops`).
+enum ToHall {
+    /// The field after a tick.
+    Tick(Arc<Field>),
+    /// A connection accepted on the game's loop, for this loop to serve.
+    Connection(std::net::TcpStream, SocketAddr),
+    /// The server is stopping: close this loop's players, and say how
+    /// many there were.
+    Stop(oneshot::Sender<usize>),
+}
+
+/// Where the players of one loop are, as the game loop reaches them.
+enum Hall {
+    /// On the game loop's own loop: the single-loop server.
+    Here(Rc<Server>),
+    /// On another loop, through its mailbox.
+    There(mpsc::Sender<ToHall>),
+}
+
+// ANCHOR: field
+/// One tick's field, as a loop of players builds its players' frames from
+/// it: the same for every loop, so it is made once and shared.
+struct Field {
+    tick: u64,
+    /// Players in the game.
+    players: usize,
+    grid: Grid,
+    board: Board,
+    /// What each player's frame says about it.
+    mes: HashMap<PlayerId, Me>,
+    /// Who joined at this tick: the loop of its seat, its ticket there,
+    /// and its number.
+    joined: Vec<(usize, u64, PlayerId)>,
+}
+// ANCHOR_END: field
+
+/// What a loop of players keeps for each of its players: where its frames
+/// go, and what its client has seen.
 struct Seat {
     outbox: Queue<Out>,
     viewer: Viewer,
@@ -162,90 +214,172 @@ pub struct Stopped {
     pub cut_off: usize,
 }
 
-/// The server's shared state: only queues and counters, on one thread.
-pub struct Server {
+/// What every loop of the server shares: the way to the game loop, and a
+/// few numbers. The only state that crosses threads, and all of it
+/// atomic or behind a lock taken once a tick.
+struct Shared {
     options: Options,
-    inbox: Queue<ToGame>,
-    /// Players in the game, as the game loop counts them: a player the
-    /// game dropped (too slow) frees its place at once, though its
+    /// The game loop's inbox.
+    to_game: mpsc::Sender<ToGame>,
+    /// Players in the game, as the game loop counts them at each tick: a
+    /// player dropped (too slow) frees its place then, though its
     /// connection may take `IO_TIMEOUT` more to close.
-    playing: Cell<usize>,
+    playing: AtomicUsize,
     /// Connections admitted whose Join the game loop has not taken yet.
     /// Together with `playing`, what `--max-players` limits.
-    joining: Cell<usize>,
+    joining: AtomicUsize,
     /// Set when `serve` is told to stop: no player may join after it.
-    stopping: Cell<bool>,
-    stats: RefCell<TickStats>,
+    stopping: AtomicBool,
+    /// Bytes of frames built since the game loop last looked, on every
+    /// loop.
+    sent: AtomicUsize,
+    stats: Mutex<TickStats>,
+}
+
+/// The server on one loop: its players' seats and connections. With
+/// `--loops 1` (the default) there is one, which also runs the game loop;
+/// with more, the game loop's and one on each other loop, each serving the
+/// players whose connections were handed to it.
+pub struct Server {
+    shared: Arc<Shared>,
+    /// Which of the server's loops this is: 0 for the game's, 1 on for the
+    /// players' loops of `--loops`.
+    index: usize,
+    /// The game loop's end of its inbox, until `serve` starts it.
+    inbox: RefCell<Option<mpsc::Receiver<ToGame>>>,
+    /// This loop's players.
+    seats: RefCell<HashMap<PlayerId, Seat>>,
+    /// Seats of players whose Join the game has not put in a field yet,
+    /// by ticket.
+    waiting: RefCell<HashMap<u64, Seat>>,
+    next_ticket: Cell<u64>,
+    /// This loop's connections (those that ended are forgotten as new
+    /// ones come).
+    connections: RefCell<Vec<JoinHandle<()>>>,
 }
 
 impl Server {
     /// A server with these settings.
     pub fn new(options: Options) -> Rc<Server> {
-        Rc::new(Server {
+        let (to_game, inbox) = mpsc::channel();
+        let shared = Arc::new(Shared {
             options,
-            inbox: Queue::new(),
-            playing: Cell::new(0),
-            joining: Cell::new(0),
-            stopping: Cell::new(false),
-            stats: RefCell::new(TickStats::default()),
+            to_game,
+            playing: AtomicUsize::new(0),
+            joining: AtomicUsize::new(0),
+            stopping: AtomicBool::new(false),
+            sent: AtomicUsize::new(0),
+            stats: Mutex::new(TickStats::default()),
+        });
+        let server = Server::on_this_loop(shared, 0);
+        *server.inbox.borrow_mut() = Some(inbox);
+        server
+    }
+
+    /// The server's part on the loop this is called on, its `index`th.
+    fn on_this_loop(shared: Arc<Shared>, index: usize) -> Rc<Server> {
+        Rc::new(Server {
+            shared,
+            index,
+            inbox: RefCell::new(None),
+            seats: RefCell::new(HashMap::new()),
+            waiting: RefCell::new(HashMap::new()),
+            next_ticket: Cell::new(0),
+            connections: RefCell::new(Vec::new()),
         })
+    }
+
+    fn options(&self) -> &Options {
+        &self.shared.options
     }
 
     /// The tick intervals and costs so far.
     pub fn stats(&self) -> TickStats {
-        self.stats.borrow().clone()
+        lock(&self.shared.stats).clone()
     }
 
     // ANCHOR: serve
     /// Runs the game loop and accepts connections, one task each, until
     /// `stop` completes. Then it stops accepting, has the game loop close
     /// every player, and waits (at most [`GRACE`]) for the connections to
-    /// end.
+    /// end. With `--loops N` the players are spread over N - 1 more loops,
+    /// each accepted connection handed to the next in turn.
     pub async fn serve(self: Rc<Self>, listener: TcpListener, stop: impl Future) -> Stopped {
+        let Some(inbox) = self.inbox.borrow_mut().take() else {
+            log::error!("serve was called twice");
+            return Stopped::default();
+        };
+        let (halls, loops) = match self.start_halls() {
+            Ok(started) => started,
+            Err(e) => {
+                log::error!("cannot start the players' loops: {e}");
+                return Stopped::default();
+            }
+        };
         let game = TaskBuilder::new()
             .name("game-loop")
-            .spawn(Rc::clone(&self).game_loop());
-        let mut connections = Vec::new();
-        select(self.accept(listener, &mut connections), stop).await;
+            .spawn(Rc::clone(&self).game_loop(inbox, Rc::clone(&halls)));
+        select(self.accept(listener, &halls), stop).await;
         // The listener is closed now: new clients are refused by the
         // kernel. Joins already in the inbox come before the stop, so
         // every player who joined is closed by the game loop.
-        self.stopping.set(true);
-        self.inbox.put_nowait(ToGame::Stop);
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        let _ = self.shared.to_game.send(ToGame::Stop);
         let players_closed = game.await.unwrap_or(0);
-        let _ = timeout(GRACE, async {
-            for connection in &mut connections {
-                let _ = connection.await;
+        let mut cut_off = self.wait_for_connections().await;
+        if let Some((loops, ends)) = loops {
+            for end in ends {
+                cut_off += end.await.unwrap_or(0);
             }
-        })
-        .await;
-        let left: Vec<_> = connections.iter().filter(|c| !c.is_finished()).collect();
-        for connection in &left {
-            connection.cancel();
+            // Their tasks are over: the threads end as soon as they see it.
+            let _ = runtime::spawn_blocking(move || loops.join()).await;
         }
         Stopped {
             players_closed,
-            cut_off: left.len(),
+            cut_off,
         }
     }
 
-    /// Accepts connections, a task each, forever; keeps their handles in
-    /// `connections` (those that ended are forgotten as new ones come).
-    async fn accept(
+    /// Where the players go: this loop, or `loops - 1` others, each
+    /// running [`hall`] (and how each of those ends: its cut-off count).
+    #[allow(clippy::type_complexity)]
+    fn start_halls(
         self: &Rc<Self>,
-        mut listener: TcpListener,
-        connections: &mut Vec<JoinHandle<()>>,
-    ) {
+    ) -> io::Result<(Rc<Vec<Hall>>, Option<(Loops, Vec<RemoteJoin<usize>>)>)> {
+        let others = self.options().loops.saturating_sub(1);
+        if others == 0 {
+            return Ok((Rc::new(vec![Hall::Here(Rc::clone(self))]), None));
+        }
+        let loops = Loops::start(others)?;
+        let mut halls = Vec::new();
+        let mut ends = Vec::new();
+        for handle in loops.handles() {
+            let (mail, mailbox) = mpsc::channel();
+            let shared = Arc::clone(&self.shared);
+            let index = handle.index() + 1;
+            ends.push(handle.spawn_with(move || hall(shared, index, mailbox)));
+            halls.push(Hall::There(mail));
+        }
+        Ok((Rc::new(halls), Some((loops, ends))))
+    }
+
+    /// Accepts connections forever, each served by the next hall in turn.
+    async fn accept(self: &Rc<Self>, mut listener: TcpListener, halls: &[Hall]) {
+        let mut next = 0;
         loop {
             match listener.accept().await {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    connections.retain(|c| !c.is_finished());
-                    connections.push(
-                        TaskBuilder::new()
-                            .name(format!("conn-{peer}"))
-                            .spawn(Rc::clone(self).connection(stream, peer)),
-                    );
+                    match &halls[next % halls.len()] {
+                        Hall::Here(server) => server.serve_connection(stream, peer),
+                        Hall::There(mail) => match stream.into_std() {
+                            Ok(stream) => {
+                                let _ = mail.send(ToHall::Connection(stream, peer));
+                            }
+                            Err(e) => log::warn!("{peer}: cannot hand the connection over: {e}"),
+                        },
+                    }
+                    next += 1;
                 }
                 Err(e) => {
                     // "Too many open files" leaves the connection queued:
@@ -258,16 +392,49 @@ impl Server {
     }
     // ANCHOR_END: serve
 
+    /// Serves one connection on this loop, as a task of its own.
+    fn serve_connection(self: &Rc<Self>, stream: TcpStream, peer: SocketAddr) {
+        let mut connections = self.connections.borrow_mut();
+        connections.retain(|c| !c.is_finished());
+        connections.push(
+            TaskBuilder::new()
+                .name(format!("conn-{peer}"))
+                .spawn(Rc::clone(self).connection(stream, peer)),
+        );
+    }
+
+    /// Waits at most [`GRACE`] for this loop's connections to end, then
+    /// cancels those left; returns how many it cancelled.
+    async fn wait_for_connections(&self) -> usize {
+        let connections = std::mem::take(&mut *self.connections.borrow_mut());
+        let mut connections = connections;
+        let _ = timeout(GRACE, async {
+            for connection in &mut connections {
+                let _ = connection.await;
+            }
+        })
+        .await;
+        let left: Vec<_> = connections.iter().filter(|c| !c.is_finished()).collect();
+        for connection in &left {
+            connection.cancel();
+        }
+        left.len()
+    }
+
     // ANCHOR: game_loop
     /// Ticks the game at a fixed rate until told to stop. Each tick starts
     /// at a deadline, not a pause after the last one: a slow tick shortens
     /// the next sleep, so the rate holds over minutes. Returns how many
     /// players it closed when it stopped.
-    async fn game_loop(self: Rc<Self>) -> usize {
-        let mut game = Game::new(self.options.game.clone(), self.options.seed);
-        let mut seats: HashMap<PlayerId, Seat> = HashMap::new();
+    async fn game_loop(
+        self: Rc<Self>,
+        mut inbox: mpsc::Receiver<ToGame>,
+        halls: Rc<Vec<Hall>>,
+    ) -> usize {
+        let options = self.options();
+        let mut game = Game::new(options.game.clone(), options.seed);
         let (mut grid, mut board) = (Grid::default(), Board::default());
-        let mut deadline = runtime::now() + self.options.tick;
+        let mut deadline = runtime::now() + options.tick;
         loop {
             // A late tick still waits a moment (TURN), so that the event
             // loop looks at the sockets between two ticks: the players'
@@ -276,18 +443,30 @@ impl Server {
             // outbox and drop every player as too slow.
             sleep_until(deadline.max(runtime::now() + TURN)).await;
             let started = runtime::now();
-            if self.take_inbox(&mut game, &mut seats).is_break() {
-                return close_all(seats);
+            let mut joined = Vec::new();
+            if self
+                .take_inbox(&mut game, &mut inbox, &mut joined)
+                .is_break()
+            {
+                return stop_halls(&halls).await;
             }
             game.tick();
             game.paint(&mut grid);
             board.update(&game.top(view::BOARD_SIZE));
-            let sent = self.broadcast(&grid, &board, &mut game, &mut seats);
+            let field = Field {
+                tick: game.tick_number(),
+                players: game.len(),
+                grid: grid.clone(),
+                board: board.clone(),
+                mes: game.everyone().collect(),
+                joined,
+            };
+            self.shared.playing.store(game.len(), Ordering::SeqCst);
+            broadcast_to(&halls, field);
             let cost = runtime::now().saturating_duration_since(started);
-            self.stats
-                .borrow_mut()
-                .record(started, cost, sent, seats.len());
-            deadline += self.options.tick;
+            let sent = self.shared.sent.swap(0, Ordering::Relaxed);
+            lock(&self.shared.stats).record(started, cost, sent, game.len());
+            deadline += options.tick;
             // A late tick is made up by shorter sleeps after it: the rate
             // holds on average. Hopelessly late (the machine was suspended,
             // say), the schedule starts again from now instead of ticking
@@ -298,7 +477,7 @@ impl Server {
                     "the game loop fell behind by {:?}: skipping ahead",
                     now - deadline
                 );
-                deadline = now + self.options.tick;
+                deadline = now + options.tick;
             }
         }
     }
@@ -306,53 +485,55 @@ impl Server {
 
     /// Applies what the players sent since the last tick; breaks at a
     /// stop.
-    fn take_inbox(&self, game: &mut Game, seats: &mut HashMap<PlayerId, Seat>) -> ControlFlow<()> {
-        while let Some(message) = self.inbox.get_nowait() {
+    fn take_inbox(
+        &self,
+        game: &mut Game,
+        inbox: &mut mpsc::Receiver<ToGame>,
+        joined: &mut Vec<(usize, u64, PlayerId)>,
+    ) -> ControlFlow<()> {
+        while let Some(message) = inbox.try_recv() {
             match message {
-                ToGame::Join { name, outbox, id } => {
+                ToGame::Join {
+                    name,
+                    hall,
+                    ticket,
+                    id,
+                } => {
                     let player = game.join(&name);
-                    let (width, height) = self.options.view;
-                    let viewer = Viewer::new(width, height);
-                    seats.insert(
-                        player,
-                        Seat {
-                            outbox,
-                            viewer,
-                            behind: 0,
-                        },
-                    );
-                    self.joining.set(self.joining.get().saturating_sub(1));
+                    self.shared.joining.fetch_sub(1, Ordering::SeqCst);
+                    // Its seat is taken when this tick's field comes: its
+                    // first frame is of the tick it joined at.
+                    joined.push((hall, ticket, player));
                     id.send(player);
                 }
                 ToGame::Command(player, command) => game.command(player, command),
-                ToGame::Leave(player) => {
-                    game.leave(player);
-                    seats.remove(&player);
-                }
+                ToGame::Leave(player) => game.leave(player),
                 ToGame::Stop => return ControlFlow::Break(()),
             }
         }
-        self.playing.set(seats.len());
         ControlFlow::Continue(())
     }
 
     // ANCHOR: broadcast
-    /// Puts each player's frame for this tick in its outbox: the changes
-    /// in its view since its last frame. A player whose last frame is
-    /// still there is behind: that frame is dropped and this one is full,
-    /// so the client catches up in one frame and the outbox never holds
-    /// more than one. Behind for `max_behind` ticks in a row, the client
-    /// has stopped reading: it is told to close, and its player leaves the
-    /// game. Nobody waits for anybody. Returns the bytes of the frames.
-    fn broadcast(
-        &self,
-        grid: &Grid,
-        board: &Board,
-        game: &mut Game,
-        seats: &mut HashMap<PlayerId, Seat>,
-    ) -> usize {
-        let (tick, players) = (game.tick_number(), seats.len());
+    /// Puts each of this loop's players' frames for this tick in its
+    /// outbox: the changes in its view since its last frame. A player
+    /// whose last frame is still there is behind: that frame is dropped
+    /// and this one is full, so the client catches up in one frame and the
+    /// outbox never holds more than one. Behind for `max_behind` ticks in a
+    /// row, the client has stopped reading: it is told to close, and its
+    /// player leaves the game. Nobody waits for anybody. Returns the bytes
+    /// of the frames.
+    fn broadcast(&self, field: &Field) -> usize {
+        let max_behind = self.options().max_behind;
         let (mut sent, mut payload) = (0, Vec::new());
+        let mut seats = self.seats.borrow_mut();
+        for &(hall, ticket, player) in &field.joined {
+            if hall == self.index
+                && let Some(seat) = self.waiting.borrow_mut().remove(&ticket)
+            {
+                seats.insert(player, seat);
+            }
+        }
         seats.retain(|&player, seat| {
             if seat.outbox.get_nowait().is_some() {
                 seat.behind += 1;
@@ -360,31 +541,52 @@ impl Server {
             } else {
                 seat.behind = 0;
             }
-            let me = match game.me(player) {
-                Some(me) if seat.behind < self.options.max_behind => me,
+            let me = match field.mes.get(&player) {
+                Some(&me) if seat.behind < max_behind => me,
                 _ => {
                     log::info!("player {player}: dropped, {} ticks behind", seat.behind);
                     seat.outbox.put_nowait(Out::Close(
                         websocket::CLOSE_POLICY,
                         "too slow: stopped reading",
                     ));
-                    game.leave(player);
+                    let _ = self.shared.to_game.send(ToGame::Leave(player));
                     return false;
                 }
             };
             payload.clear();
-            seat.viewer
-                .frame(grid, tick, me, players, board, &mut payload);
+            seat.viewer.frame(
+                &field.grid,
+                field.tick,
+                me,
+                field.players,
+                &field.board,
+                &mut payload,
+            );
             let mut frame = Vec::with_capacity(payload.len() + 4);
             websocket::encode_frame(Opcode::Binary, &payload, &mut frame);
             sent += payload.len();
             seat.outbox.put_nowait(Out::Frame(frame));
             true
         });
-        self.playing.set(seats.len());
+        self.shared.sent.fetch_add(sent, Ordering::Relaxed);
         sent
     }
     // ANCHOR_END: broadcast
+
+    /// Tells every player of this loop the server is going away; returns
+    /// how many there were. A frame still in an outbox is dropped: a game
+    /// that has ended has nothing worth sending, and a player behind learns
+    /// at once.
+    fn close_all(&self) -> usize {
+        let seats = std::mem::take(&mut *self.seats.borrow_mut());
+        let waiting = std::mem::take(&mut *self.waiting.borrow_mut());
+        for seat in seats.values().chain(waiting.values()) {
+            while seat.outbox.get_nowait().is_some() {}
+            seat.outbox
+                .put_nowait(Out::Close(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN));
+        }
+        seats.len() + waiting.len()
+    }
 
     /// One TCP connection: read its request, and serve it.
     async fn connection(self: Rc<Self>, mut stream: TcpStream, peer: SocketAddr) {
@@ -407,7 +609,8 @@ impl Server {
                 response(200, "text/html; charset=utf-8", INDEX.as_bytes())
             }
             ("GET", "/stats") => {
-                let stats = self.stats().to_json(self.playing.get());
+                let playing = self.shared.playing.load(Ordering::SeqCst);
+                let stats = self.stats().to_json(playing);
                 response(200, "application/json", stats.as_bytes())
             }
             ("GET", "/ws") => return self.player(stream, peer, &request, buf).await,
@@ -435,9 +638,13 @@ impl Server {
                 return;
             }
         };
-        let refusal = if self.stopping.get() {
+        let shared = Arc::clone(&self.shared);
+        let options = &shared.options;
+        let refusal = if shared.stopping.load(Ordering::SeqCst) {
             Some("the server is shutting down\n")
-        } else if self.playing.get() + self.joining.get() >= self.options.max_players {
+        } else if shared.playing.load(Ordering::SeqCst) + shared.joining.load(Ordering::SeqCst)
+            >= options.max_players
+        {
             Some("the game is full\n")
         } else {
             None
@@ -450,64 +657,169 @@ impl Server {
         if write(&mut stream, &accepted).await.is_err() {
             return;
         }
-        // The write may have waited: a stop that came meanwhile closes
-        // this player here, as the game loop no longer reads its inbox.
-        if self.stopping.get() {
-            let bye = websocket::close_frame(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN);
-            let _ = write(&mut stream, &bye).await;
-            return;
-        }
         if let Err(e) = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER) {
             log::debug!("{peer}: cannot size the send buffer: {e}");
         }
-        // From here to the Join, nothing waits: the Join is in the inbox
-        // before any stop can be.
-        self.joining.set(self.joining.get() + 1);
+        // The seat waits under a ticket until the field of the tick the
+        // player joins at names it: its first frame is of that tick.
         let outbox = Queue::new();
+        let ticket = self.next_ticket.get();
+        self.next_ticket.set(ticket + 1);
+        let (width, height) = options.view;
+        self.waiting.borrow_mut().insert(
+            ticket,
+            Seat {
+                outbox: outbox.clone(),
+                viewer: Viewer::new(width, height),
+                behind: 0,
+            },
+        );
         let (id_tx, id_rx) = oneshot::channel();
-        self.inbox.put_nowait(ToGame::Join {
+        shared.joining.fetch_add(1, Ordering::SeqCst);
+        let join = ToGame::Join {
             name: request.query_param("name").unwrap_or_default(),
-            outbox: outbox.clone(),
+            hall: self.index,
+            ticket,
             id: id_tx,
-        });
-        let ended = match id_rx.await {
-            Ok(player) => {
-                log::info!("{peer}: player {player} joined");
-                // The view's size, as the frames will have it: cut to the field.
-                let (width, height) = self.options.view;
-                let (width, height) = (
-                    width.min(255).min(self.options.game.width),
-                    height.min(255).min(self.options.game.height),
-                );
-                let hello = websocket::text_frame(&format!(
-                    "{{\"you\":{player},\"view\":[{width},{height}]}}"
-                ));
-                let heartbeat = Heartbeat::new(
-                    runtime::now(),
-                    self.options.ping_every,
-                    self.options.pong_within,
-                );
-                let (inbox, outbox) = (&self.inbox, &outbox);
-                let ended = play(&mut stream, player, inbox, outbox, heartbeat, early, hello).await;
-                self.inbox.put_nowait(ToGame::Leave(player));
-                ended
-            }
-            Err(_) => Ended::Server("the game loop is gone"),
         };
+        // A stop that came meanwhile (the write may have waited) closes
+        // this player here, as does a game loop that stopped before it
+        // took the Join: either way the game loop no longer answers.
+        let sent = !shared.stopping.load(Ordering::SeqCst) && shared.to_game.send(join).is_ok();
+        if !sent {
+            shared.joining.fetch_sub(1, Ordering::SeqCst);
+        }
+        let joined = if sent { id_rx.await.ok() } else { None };
+        let Some(player) = joined.filter(|_| !shared.stopping.load(Ordering::SeqCst)) else {
+            self.waiting.borrow_mut().remove(&ticket);
+            let bye = websocket::close_frame(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN);
+            let _ = write(&mut stream, &bye).await;
+            return;
+        };
+        log::info!("{peer}: player {player} joined");
+        // The view's size, as the frames will have it: cut to the field.
+        let (width, height) = (
+            width.min(255).min(options.game.width),
+            height.min(255).min(options.game.height),
+        );
+        let hello =
+            websocket::text_frame(&format!("{{\"you\":{player},\"view\":[{width},{height}]}}"));
+        let heartbeat = Heartbeat::new(runtime::now(), options.ping_every, options.pong_within);
+        let ended = play(
+            &mut stream,
+            player,
+            &shared.to_game,
+            &outbox,
+            heartbeat,
+            early,
+            hello,
+        )
+        .await;
+        let _ = shared.to_game.send(ToGame::Leave(player));
+        self.waiting.borrow_mut().remove(&ticket);
+        self.seats.borrow_mut().remove(&player);
         log::info!("{peer}: {ended}");
     }
 }
 
-/// Tells every player the server is going away; returns how many there
-/// were. A frame still in an outbox is dropped: a game that has ended has
-/// nothing worth sending, and a player behind learns at once.
-fn close_all(seats: HashMap<PlayerId, Seat>) -> usize {
-    for seat in seats.values() {
-        while seat.outbox.get_nowait().is_some() {}
-        seat.outbox
-            .put_nowait(Out::Close(websocket::CLOSE_GOING_AWAY, SHUTTING_DOWN));
+/// Sends a tick's field to every hall: this loop's players get their
+/// frames at once; another loop's, as soon as it takes the field from its
+/// mailbox.
+fn broadcast_to(halls: &[Hall], field: Field) {
+    match halls {
+        [Hall::Here(server)] => {
+            server.broadcast(&field);
+        }
+        halls => {
+            let field = Arc::new(field);
+            for hall in halls {
+                match hall {
+                    Hall::Here(server) => {
+                        server.broadcast(&field);
+                    }
+                    Hall::There(mail) => {
+                        let _ = mail.send(ToHall::Tick(Arc::clone(&field)));
+                    }
+                }
+            }
+        }
     }
-    seats.len()
+}
+
+/// Has every hall close its players; returns how many there were.
+async fn stop_halls(halls: &[Hall]) -> usize {
+    let mut closed = 0;
+    for hall in halls {
+        match hall {
+            Hall::Here(server) => closed += server.close_all(),
+            Hall::There(mail) => {
+                let (tx, rx) = oneshot::channel();
+                if mail.send(ToHall::Stop(tx)).is_ok() {
+                    closed += rx.await.unwrap_or(0);
+                }
+            }
+        }
+    }
+    closed
+}
+
+// ANCHOR: hall
+/// A loop of players (with `--loops`): serves the connections the game's
+/// loop hands it, and builds its players' frames from each tick's field,
+/// until told to stop; then waits for its connections, as `serve` does,
+/// and returns how many it cut off.
+async fn hall(shared: Arc<Shared>, index: usize, mut mailbox: mpsc::Receiver<ToHall>) -> usize {
+    let server = Server::on_this_loop(shared, index);
+    let mut mail = Vec::new();
+    while mailbox.recv_many(&mut mail).await > 0 {
+        // Only the newest field matters: a loop that fell behind skips to
+        // it, and each player's next frame holds every change since its
+        // last.
+        let newest = mail.iter().rposition(|m| matches!(m, ToHall::Tick(_)));
+        for (i, message) in mail.drain(..).enumerate() {
+            match message {
+                ToHall::Tick(field) if Some(i) == newest => {
+                    server.broadcast(&field);
+                }
+                ToHall::Tick(_) => {}
+                ToHall::Connection(stream, peer) => match TcpStream::from_std(stream) {
+                    Ok(stream) => server.serve_connection(stream, peer),
+                    Err(e) => log::warn!("{peer}: cannot take the connection: {e}"),
+                },
+                ToHall::Stop(closed) => {
+                    closed.send(server.close_all());
+                    return server.wait_for_connections().await;
+                }
+            }
+        }
+    }
+    server.wait_for_connections().await
+}
+// ANCHOR_END: hall
+
+/// A poisoned lock only means a thread panicked while holding it; the
+/// numbers inside are still whole.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Connections the kernel keeps waiting for `accept` before it drops new
+/// ones (the client then tries again a second later). The standard
+/// library's 128 is too few for a game that thousands of players join at
+/// once; the kernel cuts it to `net.core.somaxconn` (4096 on Linux today).
+const BACKLOG: i32 = 4096;
+
+/// A listener on `addr` with a backlog of [`BACKLOG`].
+pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    TcpListener::from_std(socket.into())
 }
 
 /// Starts a server on a free port of 127.0.0.1, in a thread of its own
@@ -520,7 +832,7 @@ pub fn start_in_thread(options: Options) -> io::Result<SocketAddr> {
         .name("snake-server".into())
         .spawn(move || {
             let any_port = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0));
-            let bound = TcpListener::bind(any_port).and_then(|l| Ok((l.local_addr()?, l)));
+            let bound = listen(any_port).and_then(|l| Ok((l.local_addr()?, l)));
             let listener = match bound {
                 Ok((addr, listener)) => {
                     let _ = tx.send(Ok(addr));
@@ -571,7 +883,7 @@ impl std::fmt::Display for Ended {
 async fn play(
     stream: &mut TcpStream,
     player: PlayerId,
-    inbox: &Queue<ToGame>,
+    inbox: &mpsc::Sender<ToGame>,
     outbox: &Queue<Out>,
     mut heartbeat: Heartbeat,
     early: Vec<u8>,
@@ -594,7 +906,7 @@ async fn play(
                     Message::Text(text) => match game::parse_command(&text) {
                         Some(command) if allowance > 0 => {
                             allowance -= 1;
-                            inbox.put_nowait(ToGame::Command(player, command));
+                            let _ = inbox.send(ToGame::Command(player, command));
                         }
                         Some(_) => {} // more than a tick can use
                         None => log::debug!("player {player}: unknown command {text:?}"),
@@ -656,7 +968,7 @@ async fn play(
                 Some(Due::Silent) => {
                     // Its place is free from the next tick on, however
                     // long the close below takes with a client not reading.
-                    inbox.put_nowait(ToGame::Leave(player));
+                    let _ = inbox.send(ToGame::Leave(player));
                     let why = "too slow: no answer to a ping";
                     return close(stream, &mut decoder, &mut buf, websocket::CLOSE_POLICY, why)
                         .await;

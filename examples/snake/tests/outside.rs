@@ -114,13 +114,15 @@ fn running_as_root() -> bool {
 
 #[test]
 fn a_real_browser_draws_the_game_and_steers_with_the_keys() {
-    // A big field, so that the snake has room to turn before any wall.
+    // A big field, so that the snake has room to turn before any wall;
+    // the browser's connections on loops other than the game's.
     let addr = start_in_thread(Options {
         game: game::Config {
             width: 120,
             height: 90,
             ..game::Config::default()
         },
+        loops: 3,
         ..Options::default()
     })
     .unwrap();

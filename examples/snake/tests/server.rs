@@ -15,10 +15,13 @@ use snake::view;
 mod common;
 use common::{Client, KEY, connect, hello, hello_of_size};
 
-/// Fast ticks, so that tests are quick.
+/// Fast ticks, so that tests are quick; the players on three loops
+/// besides the game's, so that every test that uses this crosses threads
+/// (the tests that set their own options run on one loop).
 fn options() -> Options {
     Options {
         tick: Duration::from_millis(20),
+        loops: 4,
         ..Options::default()
     }
 }
@@ -365,8 +368,11 @@ fn a_player_that_answers_no_ping_in_time_is_dropped_and_its_place_freed() {
     assert!(mute.at_eof());
 }
 
-/// The `snake` binary on a free port; its first line names the port.
-fn start_binary() -> (
+/// The `snake` binary on a free port, with `args`; its first line names
+/// the port.
+fn start_binary(
+    args: &[&str],
+) -> (
     std::process::Child,
     SocketAddr,
     std::io::BufReader<std::process::ChildStdout>,
@@ -374,6 +380,7 @@ fn start_binary() -> (
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_snake"))
         .args(["--port", "0", "--rate", "50"])
+        .args(args)
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -393,7 +400,17 @@ fn start_binary() -> (
 
 #[test]
 fn ctrl_c_tells_every_player_the_server_is_going_away_and_exits_cleanly() {
-    let (mut server, addr, mut out) = start_binary();
+    ctrl_c_on(&[]);
+}
+
+#[test]
+fn ctrl_c_reaches_every_player_on_every_loop() {
+    // Three players and an idle connection on three loops, one each.
+    ctrl_c_on(&["--loops", "4"]);
+}
+
+fn ctrl_c_on(args: &[&str]) {
+    let (mut server, addr, mut out) = start_binary(args);
     let mut alice = Client::open(addr, "alice");
     let mut bob = Client::open(addr, "bob");
     let mut mute = Client::open(addr, "mute");

@@ -20,10 +20,7 @@ impl Wake for Counting {
 /// Polls `rx` once while `senders` threads run `send_from` with a sender
 /// each; then, after they are done, polls until the end. Returns what the
 /// first poll said, the wakes it got, and every value received.
-fn race(
-    senders: usize,
-    send_from: fn(usize, Sender<u32>),
-) -> (Poll<Option<u32>>, usize, Vec<u32>) {
+fn race(senders: usize, send_from: fn(usize, Sender<u32>)) -> (Poll<Option<u32>>, usize, Vec<u32>) {
     let (tx, mut rx): (Sender<u32>, Receiver<u32>) = channel();
     let threads: Vec<_> = (0..senders)
         .map(|i| {

@@ -41,6 +41,10 @@ struct Args {
     /// The field's height.
     #[arg(long, default_value_t = 300)]
     height: u32,
+    /// The server's event loops (`snake --loops`): the game's, and the
+    /// rest for the players.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    loops: u16,
 }
 
 /// Bots connecting at once, at most.
@@ -95,6 +99,7 @@ fn start_server(args: &Args) -> std::io::Result<(Child, SocketAddr)> {
             &args.height.to_string(),
         ])
         .args(["--max-players", &(args.players + 10).to_string()])
+        .args(["--loops", &args.loops.to_string()])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .spawn()?;
@@ -262,11 +267,15 @@ fn rss_bytes(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// CPU time the server's main thread (the event loop, where all its work
-/// is) has used, in nanoseconds, from /proc (0 if it cannot be read).
+/// CPU time the server's threads (its event loops, and any helper) have
+/// used, in nanoseconds, from /proc (0 if it cannot be read).
 fn cpu_ns(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
+    let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    threads
+        .flatten()
+        .filter_map(|thread| std::fs::read_to_string(thread.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
 }
