@@ -153,11 +153,16 @@ impl Writer {
 impl Recording {
     /// Writes the recording as Chrome trace-event JSON.
     pub fn write_chrome_trace(&self, out: impl Write) -> io::Result<()> {
-        self.with_records(|records| write(records, out))
+        let origin = self.origin();
+        self.with_records(|records| write(records, &origin, out))
     }
 }
 
-pub(crate) fn write(records: &[Record], mut out: impl Write) -> io::Result<()> {
+pub(crate) fn write(
+    records: &[Record],
+    (start_unix_us, thread): &(u128, Option<String>),
+    mut out: impl Write,
+) -> io::Result<()> {
     let end = records.last().map_or(Duration::ZERO, |r| r.at);
     let mut w = Writer {
         events: Vec::new(),
@@ -324,7 +329,13 @@ pub(crate) fn write(records: &[Record], mut out: impl Write) -> io::Result<()> {
         w.name_track(*track, name);
     }
 
-    out.write_all(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n")?;
+    // Where the recording's time 0 is on the wall clock, and its thread:
+    // the timeline lines the traces of several loops up by it.
+    write!(
+        out,
+        "{{\"displayTimeUnit\":\"ms\",\"otherData\":{{\"start_unix_us\":{start_unix_us},\"thread\":{}}},\"traceEvents\":[\n",
+        quote(thread.as_deref().unwrap_or("main"))
+    )?;
     for (i, event) in w.events.iter().enumerate() {
         let sep = if i + 1 < w.events.len() { ",\n" } else { "\n" };
         out.write_all(event.as_bytes())?;

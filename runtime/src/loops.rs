@@ -163,14 +163,27 @@ fn run_loop(mut mailbox: mpsc::Receiver<Job>, ready: std::sync::mpsc::Sender<io:
             return;
         }
     };
-    let _ = ready.send(Ok(()));
     let live = Rc::new(Live::default());
+    let mut ready = Some(ready);
     let _ = runtime.block_on(async {
         // Every job there, under one lock; started a few at a time, with
         // the loop's other tasks run between: a burst of a hundred thousand
         // spawns is then never a hundred thousand tasks alive at once.
         let mut jobs = Vec::new();
-        while mailbox.recv_many(&mut jobs).await > 0 {
+        loop {
+            let taken = std::future::poll_fn(|cx| {
+                let polled = mailbox.poll_recv_many(cx, &mut jobs);
+                // Said once the mailbox is watched: `start` returns loops
+                // that are running, each ready for its first job.
+                if let Some(ready) = ready.take() {
+                    let _ = ready.send(Ok(()));
+                }
+                polled
+            })
+            .await;
+            if taken == 0 {
+                break;
+            }
             let mut jobs = jobs.drain(..).peekable();
             while jobs.peek().is_some() {
                 for job in jobs.by_ref().take(JOBS_PER_TURN) {

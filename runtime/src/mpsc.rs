@@ -150,23 +150,25 @@ impl<T> Receiver<T> {
     /// contends with its senders once, not once a value. Resolves to how
     /// many it moved, 0 once every sender is gone and the channel is empty.
     pub async fn recv_many(&mut self, into: &mut Vec<T>) -> usize {
-        std::future::poll_fn(|cx| {
-            let mut state = lock(&self.shared.state);
-            if !state.items.is_empty() {
-                let n = state.items.len();
-                into.extend(state.items.drain(..));
-                return Poll::Ready(n);
-            }
-            if state.senders == 0 {
-                return Poll::Ready(0);
-            }
-            match &mut state.waker {
-                Some(waker) if waker.will_wake(cx.waker()) => {}
-                slot => *slot = Some(cx.waker().clone()),
-            }
-            Poll::Pending
-        })
-        .await
+        std::future::poll_fn(|cx| self.poll_recv_many(cx, into)).await
+    }
+
+    /// [`recv_many`](Self::recv_many) as a poll function.
+    pub fn poll_recv_many(&mut self, cx: &mut Context<'_>, into: &mut Vec<T>) -> Poll<usize> {
+        let mut state = lock(&self.shared.state);
+        if !state.items.is_empty() {
+            let n = state.items.len();
+            into.extend(state.items.drain(..));
+            return Poll::Ready(n);
+        }
+        if state.senders == 0 {
+            return Poll::Ready(0);
+        }
+        match &mut state.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            slot => *slot = Some(cx.waker().clone()),
+        }
+        Poll::Pending
     }
 
     /// The next value if one is there now, without waiting.

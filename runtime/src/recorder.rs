@@ -12,7 +12,9 @@
 //! A recording is turned on in three ways:
 //!
 //! * `RUNTIME_TRACE=trace.json` in the environment: the first event loop
-//!   made on a thread records, and writes the trace when it is dropped, as
+//!   made on a thread records, and writes the trace when it is dropped (a
+//!   thread other than the main one, such as a loop of `Loops`, writes its
+//!   own file, its name before the extension: `trace.loop-0.json`), as
 //!   Chrome trace-event JSON (open it in <https://ui.perfetto.dev> or
 //!   `chrome://tracing`; `cargo run -p timeline` draws it as an SVG);
 //! * `RUNTIME_DEBUG=1`: the same recording, kept only for its warnings
@@ -318,6 +320,10 @@ struct Log {
     last_poke: Option<Duration>,
     /// Where to write the trace when the recording ends.
     file: Option<PathBuf>,
+    /// The wall clock at the start, and the thread: what lines up the
+    /// traces of several loops (`Loops`) in one timeline.
+    started: std::time::SystemTime,
+    thread: Option<String>,
 }
 
 impl fmt::Debug for Recording {
@@ -345,7 +351,20 @@ impl Recording {
             self_woken: HashMap::new(),
             last_poke: None,
             file,
+            started: std::time::SystemTime::now(),
+            thread: std::thread::current().name().map(String::from),
         })))
+    }
+
+    /// Microseconds from the Unix epoch to the recording's start, and the
+    /// thread it records (for the Chrome trace's `otherData`).
+    pub(crate) fn origin(&self) -> (u128, Option<String>) {
+        let log = self.0.borrow();
+        let since_epoch = log
+            .started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros());
+        (since_epoch, log.thread.clone())
     }
 
     /// Everything recorded so far, in order.
@@ -607,7 +626,28 @@ pub(crate) fn start_from_env(clock: &Clock) -> Option<Recording> {
     if !env.on || is_on() {
         return None;
     }
-    Some(start(clock.clone(), env.lints, env.file.clone()))
+    Some(start(
+        clock.clone(),
+        env.lints,
+        env.file.clone().map(for_this_thread),
+    ))
+}
+
+/// The trace file of this thread's loop: `RUNTIME_TRACE` itself on the
+/// main thread; on another (a loop of [`Loops`](crate::Loops), named
+/// `loop-0` ...), the thread's name before the extension, so that each
+/// loop writes its own: `trace.loop-0.json`.
+fn for_this_thread(path: PathBuf) -> PathBuf {
+    let thread = std::thread::current();
+    let Some(name) = thread.name().filter(|n| *n != "main") else {
+        return path;
+    };
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{name}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{name}"),
+    };
+    path.with_file_name(name)
 }
 
 /// Starts a recording on this thread (replacing any other).

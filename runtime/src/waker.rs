@@ -215,10 +215,16 @@ impl Wake for TaskWaker {
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.scheduled.swap(true, Ordering::AcqRel) {
             trace!(target: "runtime", "wake task={}", self.task.id);
-            crate::recorder::record(|| crate::recorder::Event::Wake {
-                task: self.task.id,
-                by: crate::recorder::Actor::Outside,
-            });
+            // Recorded by the loop the task belongs to, when it is this
+            // thread's: a task of another loop woken from here is that
+            // loop's business (its poll shows a wake from another thread),
+            // and its number means nothing to this loop's recording.
+            if self.queue.is_running_here() {
+                crate::recorder::record(|| crate::recorder::Event::Wake {
+                    task: self.task.id,
+                    by: crate::recorder::Actor::Outside,
+                });
+            }
             self.queue.push(self.task);
         }
     }

@@ -5,6 +5,7 @@
 //! RUNTIME_TRACE=trace.json cargo run -p stage3-crawler
 //! cargo run -p timeline -- trace.json --svg crawl.svg
 //! cargo run -p timeline -- trace.json --story
+//! cargo run -p timeline -- trace.json trace.loop-0.json --svg loops.svg   # several loops
 //! ```
 //!
 //! The SVG is for people (the book's figures are drawn with it); the story
@@ -32,8 +33,11 @@ use trace::Trace;
 #[derive(Parser, Debug)]
 #[command(about = "Draws a runtime trace (RUNTIME_TRACE=trace.json) as an SVG timeline")]
 struct Args {
-    /// The trace: Chrome trace-event JSON written by the runtime.
-    trace: PathBuf,
+    /// The trace: Chrome trace-event JSON written by the runtime. Several
+    /// (a program of several loops writes one a loop) are drawn as one
+    /// timeline, lined up by the wall clock, and told one after another.
+    #[arg(required = true)]
+    trace: Vec<PathBuf>,
     /// Write the SVG here.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -67,12 +71,27 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let json = std::fs::read_to_string(&args.trace)
-        .map_err(|e| format!("cannot read {}: {e}", args.trace.display()))?;
-    let mut trace = Trace::parse(&json).map_err(|e| format!("{}: {e}", args.trace.display()))?;
-    if args.story {
-        print!("{}", story::tell(&trace, args.sockets));
+    let mut traces = Vec::new();
+    for path in &args.trace {
+        let json = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        traces.push(Trace::parse(&json).map_err(|e| format!("{}: {e}", path.display()))?);
     }
+    if args.story {
+        let several = traces.len() > 1;
+        for (i, trace) in traces.iter().enumerate() {
+            if several {
+                let thread = trace.thread.as_deref().unwrap_or("a trace");
+                print!("{}== {thread} ==\n", if i > 0 { "\n" } else { "" });
+            }
+            print!("{}", story::tell(trace, args.sockets));
+        }
+    }
+    let mut trace = if traces.len() == 1 {
+        traces.remove(0)
+    } else {
+        Trace::merge(traces)
+    };
     if let Some(path) = &args.svg {
         if args.sockets {
             trace = trace.with_socket_lanes();

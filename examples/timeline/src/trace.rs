@@ -69,6 +69,11 @@ pub struct Trace {
     pub spans: Vec<Span>,
     pub arrows: Vec<Arrow>,
     pub marks: Vec<Mark>,
+    /// The wall clock at the trace's time 0, in microseconds from the
+    /// Unix epoch, and the thread it recorded: what lines the traces of
+    /// several loops up (`otherData`; absent from older traces).
+    pub start_unix_us: Option<f64>,
+    pub thread: Option<String>,
 }
 
 impl Trace {
@@ -80,6 +85,14 @@ impl Trace {
             .and_then(Value::as_array)
             .ok_or("not a Chrome trace: no \"traceEvents\" array")?;
         let mut trace = Trace::default();
+        let other = root.get("otherData");
+        trace.start_unix_us = other
+            .and_then(|o| o.get("start_unix_us"))
+            .and_then(Value::as_f64);
+        trace.thread = other
+            .and_then(|o| o.get("thread"))
+            .and_then(Value::as_str)
+            .map(String::from);
         let mut flow_starts: HashMap<u64, (u64, f64)> = HashMap::new();
         for (i, event) in events.iter().enumerate() {
             let field = |name: &str| event.get(name);
@@ -217,6 +230,50 @@ impl Trace {
             }
         }
         self
+    }
+
+    /// Several loops' traces as one: each trace's lanes below the last
+    /// one's, named with its thread (`loop-0: task 1`), and its times moved
+    /// by where its time 0 was on the wall clock.
+    pub fn merge(traces: Vec<Trace>) -> Trace {
+        /// Lanes a trace may use (task ids, and socket lanes) before the
+        /// next trace's start.
+        const STRIDE: u64 = 4_000_000_000;
+        let first = traces
+            .iter()
+            .filter_map(|t| t.start_unix_us)
+            .fold(f64::INFINITY, f64::min);
+        let mut merged = Trace::default();
+        for (i, trace) in traces.into_iter().enumerate() {
+            let lane = |l: u64| l + i as u64 * STRIDE;
+            let shift = trace.start_unix_us.map_or(0.0, |s| s - first);
+            let thread = trace.thread.unwrap_or_else(|| format!("trace {}", i + 1));
+            for (l, name) in trace.lanes {
+                merged.lanes.insert(lane(l), format!("{thread}: {name}"));
+            }
+            merged.spans.extend(trace.spans.into_iter().map(|s| Span {
+                lane: lane(s.lane),
+                start: s.start + shift,
+                end: s.end + shift,
+                ..s
+            }));
+            merged
+                .arrows
+                .extend(trace.arrows.into_iter().map(|a| Arrow {
+                    from_lane: lane(a.from_lane),
+                    to_lane: lane(a.to_lane),
+                    from: a.from + shift,
+                    to: a.to + shift,
+                    ..a
+                }));
+            merged.marks.extend(trace.marks.into_iter().map(|m| Mark {
+                lane: lane(m.lane),
+                at: m.at + shift,
+                about: m.about.map(lane),
+                ..m
+            }));
+        }
+        merged
     }
 
     /// The name a story uses for a lane: the task's name, or "main", or
