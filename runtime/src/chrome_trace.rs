@@ -331,9 +331,9 @@ pub(crate) fn write(
 
     // Where the recording's time 0 is on the wall clock, and its thread:
     // the timeline lines the traces of several loops up by it.
-    write!(
+    writeln!(
         out,
-        "{{\"displayTimeUnit\":\"ms\",\"otherData\":{{\"start_unix_us\":{start_unix_us},\"thread\":{}}},\"traceEvents\":[\n",
+        "{{\"displayTimeUnit\":\"ms\",\"otherData\":{{\"start_unix_us\":{start_unix_us},\"thread\":{}}},\"traceEvents\":[",
         quote(thread.as_deref().unwrap_or("main"))
     )?;
     for (i, event) in w.events.iter().enumerate() {

@@ -82,7 +82,10 @@ fn run(args: &Args) -> Result<(), String> {
         for (i, trace) in traces.iter().enumerate() {
             if several {
                 let thread = trace.thread.as_deref().unwrap_or("a trace");
-                print!("{}== {thread} ==\n", if i > 0 { "\n" } else { "" });
+                if i > 0 {
+                    println!();
+                }
+                println!("== {thread} ==");
             }
             print!("{}", story::tell(trace, args.sockets));
         }
