@@ -452,13 +452,7 @@ fn crawl(
     )?;
     saved?;
     if let Some(archive) = archive {
-        let archived = archive.finish()?;
-        log::info!(target: LOG,
-            "archived {} exchanges in {} ({} bytes)",
-            archived.exchanges,
-            archive.path().display(),
-            archived.bytes
-        );
+        finish_archive(&archive)?;
     }
     Ok(if outcome == Outcome::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
@@ -472,6 +466,18 @@ fn crawl(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Waits for the archive to be written, and says how much it holds.
+fn finish_archive(archive: &Archive) -> io::Result<()> {
+    let archived = archive.finish()?;
+    log::info!(target: LOG,
+        "archived {} exchanges in {} ({} bytes)",
+        archived.exchanges,
+        archive.path().display(),
+        archived.bytes
+    );
+    Ok(())
 }
 
 /// Crawls `args`' roots (or the demo site) on `--loops` event loops, and
@@ -493,6 +499,7 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
         log::warn!(target: LOG, "--loops {}: no progress line yet", args.loops);
     }
     let (roots, _site) = roots(args, Vec::new(), false)?;
+    let (_, archive) = open_state(args, &roots)?;
     let mut config = args.config();
     let records = Rc::new(Records::new(&roots, config.keep_records, Vec::new()));
     // Each loop keeps nothing: what it records comes here.
@@ -512,7 +519,14 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
             .inspect_err(|e| log::warn!(target: LOG, "Ctrl-C will not print a report: {e}"))
             .ok();
         let (heard_tx, mut heard) = runtime::mpsc::channel();
-        let spread = spread::start(&roots, &config, usize::from(args.loops), &heard_tx)?;
+        let archive = archive.as_ref().map(|a| a.handle());
+        let spread = spread::start(
+            &roots,
+            &config,
+            usize::from(args.loops),
+            &heard_tx,
+            archive.as_ref(),
+        )?;
         drop(heard_tx);
         let stopper = spread.stopper();
         let ctrl_c = async {
@@ -547,6 +561,9 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
         &skip_listing,
         interrupt,
     )?;
+    if let Some(archive) = archive {
+        finish_archive(&archive)?;
+    }
     Ok(if outcome == Outcome::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else if !records.any_root_fetched() {

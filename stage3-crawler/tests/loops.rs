@@ -308,6 +308,55 @@ fn the_demo_site_on_two_loops_is_the_demo_site_on_one() {
     assert_eq!(one_summary["done"], 138);
 }
 
+/// The `WARC-Target-URI` of each response record in the archive at
+/// `path`, the port made `PORT`, sorted; and how many there were.
+fn archived(path: &std::path::Path, addr: SocketAddr) -> (Vec<String>, usize) {
+    let text = String::from_utf8_lossy(&std::fs::read(path).unwrap())
+        .replace(&format!(":{}", addr.port()), ":PORT");
+    let mut uris = Vec::new();
+    let mut response = false;
+    for line in text.lines() {
+        if line == "WARC/1.1" {
+            response = false;
+        } else if line == "WARC-Type: response" {
+            response = true;
+        } else if let Some(uri) = line.strip_prefix("WARC-Target-URI: ")
+            && response
+        {
+            uris.push(uri.to_string());
+        }
+    }
+    let n = uris.len();
+    uris.sort();
+    (uris, n)
+}
+
+#[test]
+fn several_loops_archive_every_exchange_in_one_warc() {
+    let dir = std::env::temp_dir().join(format!("stage3-loops-warc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut archives = Vec::new();
+    for loops in [1, 3] {
+        let (addr, _seen) = many_hosts(false);
+        let path = dir.join(format!("loops-{loops}.warc"));
+        let output = crawler(addr, loops)
+            .arg("--warc")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        archives.push(archived(&path, addr));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // Every fetch's exchange, robots.txt's included, once.
+    assert_eq!(archives[0].1, HOSTS * 6);
+    assert_eq!(archives[1], archives[0]);
+}
+
 #[test]
 fn what_several_loops_cannot_do_yet_is_a_usage_error() {
     let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))

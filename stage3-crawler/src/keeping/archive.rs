@@ -221,34 +221,65 @@ impl Archive {
         })
     }
 
-    // ANCHOR: save
     /// Hands `exchange` to the archivers. When [`BACKLOG`] exchanges wait
     /// already, waits (this task, not the loop) until an archiver takes
     /// one. If the archive has failed, the exchange is dropped:
     /// [`finish`](Self::finish) reports the error.
     pub async fn save(&self, exchange: Exchange) {
-        let mut exchange = Some(exchange);
-        poll_fn(|cx| {
-            let mut handoff = lock(&self.shared.handoff);
-            if handoff.closed {
-                return Poll::Ready(());
-            }
-            if handoff.queue.len() < BACKLOG {
-                handoff.queue.extend(exchange.take());
-                drop(handoff);
-                self.shared.queued.notify_one();
-                return Poll::Ready(());
-            }
-            log::debug!("the WARC archivers are behind; waiting for them");
-            if !handoff.waiting.iter().any(|w| w.will_wake(cx.waker())) {
-                handoff.waiting.push_back(cx.waker().clone());
-            }
-            Poll::Pending
-        })
-        .await;
+        save(&self.shared, exchange).await
     }
-    // ANCHOR_END: save
 
+    /// A handle that hands exchanges to this archive from any thread: one
+    /// for each loop of a crawl on several (`--loops`). The archive itself
+    /// stays with whoever finishes it.
+    pub fn handle(&self) -> ArchiveHandle {
+        ArchiveHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// Where a loop of a crawl on several hands its exchanges: the same queue
+/// as the archive's own [`Archive::save`], from another thread.
+#[derive(Clone, Debug)]
+pub struct ArchiveHandle {
+    shared: Arc<Shared>,
+}
+
+impl HearExchanges for ArchiveHandle {
+    fn exchange(&self, exchange: Exchange) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(save(&self.shared, exchange))
+    }
+}
+
+// ANCHOR: save
+/// Puts `exchange` on the archivers' queue, waiting (this task, not the
+/// loop) while the queue is full. If the archive has failed, the exchange
+/// is dropped: [`Archive::finish`] reports the error.
+async fn save(shared: &Shared, exchange: Exchange) {
+    let mut exchange = Some(exchange);
+    poll_fn(|cx| {
+        let mut handoff = lock(&shared.handoff);
+        if handoff.closed {
+            return Poll::Ready(());
+        }
+        if handoff.queue.len() < BACKLOG {
+            handoff.queue.extend(exchange.take());
+            drop(handoff);
+            shared.queued.notify_one();
+            return Poll::Ready(());
+        }
+        log::debug!("the WARC archivers are behind; waiting for them");
+        if !handoff.waiting.iter().any(|w| w.will_wake(cx.waker())) {
+            handoff.waiting.push_back(cx.waker().clone());
+        }
+        Poll::Pending
+    })
+    .await;
+}
+// ANCHOR_END: save
+
+impl Archive {
     /// Waits for the archivers to write what they were given, and for the
     /// file to reach the disk (`fsync`). The first write error, if any,
     /// names the file. Later calls return what the first one found.

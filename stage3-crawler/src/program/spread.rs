@@ -24,6 +24,8 @@ use crate::assembly::{self, Plugins};
 use crate::config::Config;
 use crate::cores::shards::{self, Message, Shard};
 use crate::crawling::Crawler;
+use crate::http::HearExchanges;
+use crate::keeping::archive::ArchiveHandle;
 use crate::polite::politeness::RobotsOutcome;
 use crate::polite::sitemap::SitemapOutcome;
 use crate::records::Records;
@@ -66,6 +68,7 @@ pub fn start(
     config: &Config,
     loops: usize,
     heard: &mpsc::Sender<Heard>,
+    archive: Option<&ArchiveHandle>,
 ) -> io::Result<Spread> {
     let (shards, inboxes) = shards::shards(loops);
     let started = Loops::start(loops)?;
@@ -73,7 +76,17 @@ pub fn start(
         .handles()
         .iter()
         .zip(shards)
-        .map(|(handle, shard)| crawl_on(handle, roots.to_vec(), config.clone(), shard, heard))
+        .map(|(handle, shard)| {
+            let archive = archive.cloned();
+            crawl_on(
+                handle,
+                roots.to_vec(),
+                config.clone(),
+                shard,
+                heard,
+                archive,
+            )
+        })
         .collect();
     Ok(Spread {
         loops: started,
@@ -90,11 +103,14 @@ fn crawl_on(
     config: Config,
     shard: Shard,
     heard: &mpsc::Sender<Heard>,
+    archive: Option<ArchiveHandle>,
 ) -> RemoteJoin<io::Result<Part>> {
     let heard = heard.clone();
     handle.spawn_with(move || async move {
         let plugins = Plugins {
             shard: Some(shard),
+            // Every loop's exchanges go to the one archive's queue.
+            exchanges: archive.map(|a| Rc::new(a) as Rc<dyn HearExchanges>),
             ..Plugins::default()
         };
         let (crawler, _) = assembly::build(roots, config, plugins)?;
