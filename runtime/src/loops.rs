@@ -168,7 +168,8 @@ fn run_loop(mut mailbox: mpsc::Receiver<Job>, ready: std::sync::mpsc::Sender<io:
     let _ = runtime.block_on(async {
         // Every job there, under one lock; started a few at a time, with
         // the loop's other tasks run between: a burst of a hundred thousand
-        // spawns is then never a hundred thousand tasks alive at once.
+        // spawns is never a hundred thousand tasks started before the
+        // first one ran.
         let mut jobs = Vec::new();
         loop {
             let taken = std::future::poll_fn(|cx| {
@@ -255,6 +256,17 @@ mod tests {
         .unwrap();
         assert_eq!(first, Err(JoinError::Panicked("bad page".into())));
         assert_eq!(second, Ok(7));
+        loops.join();
+    }
+
+    #[test]
+    fn a_panic_while_making_the_future_is_its_handles_error() {
+        let loops = Loops::start(1).unwrap();
+        let got = run_until_complete(
+            loops.handles()[0].spawn_with(|| -> std::future::Ready<u8> { panic!("no future") }),
+        )
+        .unwrap();
+        assert_eq!(got, Err(JoinError::Panicked("no future".into())));
         loops.join();
     }
 

@@ -199,11 +199,15 @@ impl<T> Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        let mut state = lock(&self.shared.state);
-        state.receiver_gone = true;
+        let items = {
+            let mut state = lock(&self.shared.state);
+            state.receiver_gone = true;
+            std::mem::take(&mut state.items)
+        };
         // What was sent and never received is dropped here, on the
-        // receiver's thread, as it would have been had it been received.
-        state.items.clear();
+        // receiver's thread, as it would have been had it been received,
+        // and after the lock: a value's drop may send on this channel.
+        drop(items);
     }
 }
 
@@ -288,6 +292,26 @@ mod tests {
         std::thread::spawn(move || drop(tx)).join().unwrap();
         assert_eq!(rx.try_recv(), Some(1));
         assert_eq!(run_until_complete(rx.recv()).unwrap(), None);
+    }
+
+    #[test]
+    fn a_value_whose_drop_sends_on_its_channel_is_dropped_after_the_lock() {
+        /// Sends on its channel as it is dropped (a job holding a handle
+        /// to the loop it was sent to, say).
+        struct Resend(Option<Sender<Resend>>);
+        impl Drop for Resend {
+            fn drop(&mut self) {
+                if let Some(tx) = self.0.take() {
+                    // The receiver is gone: the value comes back, and is
+                    // dropped here, with nothing to send.
+                    assert!(tx.send(Resend(None)).is_err());
+                }
+            }
+        }
+        let (tx, rx) = channel();
+        assert!(tx.send(Resend(Some(tx.clone()))).is_ok());
+        // Would deadlock if the queued value were dropped under the lock.
+        drop(rx);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! [`RemoteJoin`] the caller keeps points at the same allocation, as
 //! tokio's join handle points into its task. (Made of parts, a boxed
 //! closure, a channel for the answer and its queue, the same spawn cost
-//! a quarter more than tokio's; see the bench's `loopspawn` row.)
+//! about 1.2 times tokio's; see the bench's `loopspawn` row.)
 //!
 //! Every way a job can end answers its handle: the task's output, its
 //! panic, or [`JoinError::Cancelled`] when the job is dropped unstarted
@@ -109,14 +109,17 @@ impl<M, T> Cell<M, T> {
     /// Puts the answer in and wakes the handle's task, unless an answer is
     /// there already.
     fn answer(&self, answer: Result<T, JoinError>) {
-        let waker = {
+        let (waker, _before) = {
             let mut state = lock(&self.state);
             if matches!(state.stage, Stage::Answered(_) | Stage::Taken) {
                 return;
             }
-            state.stage = Stage::Answered(answer);
-            state.waker.take()
+            let before = std::mem::replace(&mut state.stage, Stage::Answered(answer));
+            (state.waker.take(), before)
         };
+        // What the stage held (a closure never run, for a cancelled job) is
+        // dropped after the lock: it may hold a handle whose drop takes
+        // other locks.
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -145,7 +148,10 @@ where
         };
         let answering = Answering(self);
         crate::spawn(async move {
-            let outcome = catch_unwind(make()).await.map_err(JoinError::Panicked);
+            // `make` runs inside the guard too: a panic there is the task's.
+            let outcome = catch_unwind(async move { make().await })
+                .await
+                .map_err(JoinError::Panicked);
             answering.0.answer(outcome);
             drop(alive);
         });

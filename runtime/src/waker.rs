@@ -118,7 +118,6 @@ impl RunQueue {
     pub(crate) fn awake(&self) {
         self.sleeping.store(false, Ordering::Relaxed);
     }
-    // ANCHOR_END: push
 
     fn push_remote(&self, tasks: impl IntoIterator<Item = TaskRef>) {
         // A panic while holding this lock cannot leave the deque half-made,
@@ -128,6 +127,7 @@ impl RunQueue {
         // Sequentially consistent, for `may_sleep` (see `push`).
         self.remote_pending.store(true, Ordering::SeqCst);
     }
+    // ANCHOR_END: push
 
     fn lock_remote(&self) -> std::sync::MutexGuard<'_, VecDeque<TaskRef>> {
         self.remote.lock().unwrap_or_else(PoisonError::into_inner)

@@ -51,7 +51,7 @@ pub enum Message {
         /// As written.
         href: String,
         /// The page it was found on.
-        from: String,
+        from: Url,
     },
     /// Nothing is pending anywhere: the crawl is complete.
     Finished,
@@ -131,7 +131,10 @@ impl Flag {
             if self.set.get() {
                 return Poll::Ready(());
             }
-            self.waiting.borrow_mut().push(cx.waker().clone());
+            let mut waiting = self.waiting.borrow_mut();
+            if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
+                waiting.push(cx.waker().clone());
+            }
             Poll::Pending
         })
         .await
@@ -220,6 +223,12 @@ impl Shards {
     fn account(&self, taken_in: isize) {
         let unfinished = self.local.unfinished();
         let delta = unfinished as isize - self.mirrored.replace(unfinished) as isize - taken_in;
+        self.add_pending(delta);
+    }
+
+    /// Adds `delta` to the crawl's pending count; whoever brings it to
+    /// zero tells every loop the crawl is complete.
+    fn add_pending(&self, delta: isize) {
         if delta != 0 && self.pending.fetch_add(delta, Ordering::SeqCst) + delta == 0 {
             self.broadcast(|| Message::Finished);
         }
@@ -230,9 +239,10 @@ impl Shards {
     fn send(&self, owner: usize, message: Message) {
         self.pending.fetch_add(1, Ordering::SeqCst);
         if self.inboxes[owner].send(message).is_err() {
-            // Only a loop that panicked drops its inbox: the crawl cannot
-            // finish, and Ctrl-C still ends it.
+            // Only a loop whose thread died drops its inbox: the link is
+            // lost, said so, and not counted, so the others still finish.
             log::error!("loop {owner} is gone: a link to it is lost");
+            self.add_pending(-1);
         }
     }
     // ANCHOR_END: account
@@ -264,7 +274,7 @@ impl Shards {
         invalid.retain(|href| {
             let owner = owner(href.as_str(), self.loops());
             if owner != self.me {
-                let from = work.url.to_string();
+                let from = work.url.clone();
                 self.send(
                     owner,
                     Message::Invalid {
@@ -282,6 +292,9 @@ impl Shards {
     async fn serve(self: Rc<Self>, mut inbox: mpsc::Receiver<Message>) {
         while let Some(message) = inbox.recv().await {
             match message {
+                // Each in a panic guard, as `task_done` is: a bug in the
+                // rules costs this link, not the inbox, without which the
+                // count could never reach zero.
                 Message::Link {
                     url,
                     from,
@@ -289,16 +302,25 @@ impl Shards {
                     tag,
                 } => {
                     let from: Rc<str> = Rc::from(from);
-                    self.local.add_url(url, Some(&from), max_redirect, tag);
-                    self.local.records().settled();
+                    let at = url.clone();
+                    self.local
+                        .guarded(&at, || {
+                            self.local.add_url(url, Some(&from), max_redirect, tag);
+                            self.local.records().settled();
+                        })
+                        .await;
                     self.account(1);
                 }
                 Message::Invalid { href, from } => {
-                    if self.local.mark_seen(&href) {
-                        self.local
-                            .skip_url(href, SkipReason::InvalidUrl, Some(from));
-                        self.local.records().settled();
-                    }
+                    self.local
+                        .guarded(&from, || {
+                            if self.local.mark_seen(&href) {
+                                let page = Some(from.to_string());
+                                self.local.skip_url(href, SkipReason::InvalidUrl, page);
+                                self.local.records().settled();
+                            }
+                        })
+                        .await;
                     self.account(1);
                 }
                 Message::Finished => self.finished.set(),
