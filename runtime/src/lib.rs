@@ -1,4 +1,5 @@
-//! A single-threaded async runtime for teaching, built directly on `mio`.
+//! An async runtime for teaching, built directly on `mio`: one event loop
+//! on one thread, as asyncio has, and (`Loops`) several, one per thread.
 //!
 //! Each module (a file of `runtime/src/`) is one idea and one section of
 //! the book; its items are re-exported here:
