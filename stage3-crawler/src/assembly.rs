@@ -74,10 +74,11 @@ impl Plugged {
     /// Queues a URL first seen as a root, or linked from `from`: through
     /// the levels, if there are any.
     fn add_url(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, tag: Tag) {
-        match (&self.levels, &self.local) {
-            (Some(levels), _) => levels.add_url(url, from, max_redirect, tag),
-            (None, Some(local)) => local.add_url(url, from, max_redirect, tag),
-            (None, None) => {}
+        match (&self.levels, &self.shards, &self.local) {
+            (Some(levels), _, _) => levels.add_url(url, from, max_redirect, tag),
+            (None, Some(shards), _) => shards.add_here(url, from, max_redirect, tag),
+            (None, None, Some(local)) => local.add_url(url, from, max_redirect, tag),
+            (None, None, None) => {}
         }
     }
 }

@@ -413,6 +413,28 @@ fn the_polite_demo_site_on_two_loops_is_the_polite_demo_site_on_one() {
 }
 
 #[test]
+fn max_pages_counts_every_loops_pages() {
+    for loops in [1, 3] {
+        let (addr, seen) = many_hosts(false);
+        let output = crawler(addr, loops)
+            .args(["--max-pages", "40"])
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let (records, summary) = report(&output, addr);
+        // Forty URLs queued in all, whichever loop queued them; every
+        // other URL seen is skipped, once.
+        assert_eq!(summary["done"], 40, "{loops} loops");
+        let got = urls(&records);
+        assert_eq!(got.len(), records.len());
+        let over = got.values().filter(|w| *w == "skipped max-pages").count();
+        assert!(over > 0);
+        assert_eq!(summary["counters"]["skipped_max-pages"], over);
+        assert!(seen.counts.lock().unwrap().values().all(|n| *n == 1));
+    }
+}
+
+#[test]
 fn what_several_loops_cannot_do_yet_is_a_usage_error() {
     let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
         .args(["--loops", "2", "--max-depth", "1", "http://127.0.0.1:1/"])

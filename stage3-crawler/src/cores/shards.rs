@@ -21,13 +21,13 @@ use std::future::poll_fn;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::task::{Poll, Waker};
 
 use runtime::mpsc;
 use url::Url;
 
-use crate::queue::LocalQueue;
+use crate::queue::{LocalQueue, Sight};
 use crate::seams::{Found, Next, Outcome, Pending, Tag, Work, WorkQueue};
 use crate::skipped::SkipReason;
 
@@ -68,15 +68,42 @@ pub struct Shard {
     inboxes: Vec<mpsc::Sender<Message>>,
     inbox: mpsc::Receiver<Message>,
     pending: Arc<AtomicIsize>,
+    pages: Arc<Pages>,
 }
 
-/// The shards of a crawl on `loops` loops, and each loop's inbox, to send
-/// it [`Message::Stop`].
-pub fn shards(loops: usize) -> (Vec<Shard>, Vec<mpsc::Sender<Message>>) {
+/// `--max-pages` across the loops: URLs queued by any loop, roots
+/// included, and the most there may be.
+#[derive(Debug)]
+pub struct Pages {
+    queued: AtomicUsize,
+    max: Option<usize>,
+}
+
+impl Pages {
+    /// Counts one more URL queued, if the crawl may queue it.
+    fn take(&self) -> bool {
+        let Some(max) = self.max else {
+            return true;
+        };
+        self.queued
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok()
+    }
+}
+
+/// The shards of a crawl on `loops` loops that queues at most `max_pages`
+/// URLs in all, and each loop's inbox, to send it [`Message::Stop`].
+pub fn shards(loops: usize, max_pages: Option<usize>) -> (Vec<Shard>, Vec<mpsc::Sender<Message>>) {
     let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..loops).map(|_| mpsc::channel()).unzip();
     // Each loop holds one count until its roots are queued, so that the
     // count cannot reach zero before every loop has started.
     let pending = Arc::new(AtomicIsize::new(loops as isize));
+    let pages = Arc::new(Pages {
+        queued: AtomicUsize::new(0),
+        max: max_pages,
+    });
     let shards = receivers
         .into_iter()
         .enumerate()
@@ -85,6 +112,7 @@ pub fn shards(loops: usize) -> (Vec<Shard>, Vec<mpsc::Sender<Message>>) {
             inboxes: inboxes.clone(),
             inbox,
             pending: Arc::clone(&pending),
+            pages: Arc::clone(&pages),
         })
         .collect();
     (shards, inboxes)
@@ -150,6 +178,8 @@ pub struct Shards {
     inbox: RefCell<Option<mpsc::Receiver<Message>>>,
     /// Work pending across all loops.
     pending: Arc<AtomicIsize>,
+    /// `--max-pages` across all loops.
+    pages: Arc<Pages>,
     /// This loop's unfinished count, as `pending` has it.
     mirrored: Cell<usize>,
     finished: Flag,
@@ -168,6 +198,7 @@ impl Shards {
             inboxes,
             inbox,
             pending,
+            pages,
         } = shard;
         Rc::new(Shards {
             local,
@@ -175,6 +206,7 @@ impl Shards {
             inboxes,
             inbox: RefCell::new(Some(inbox)),
             pending,
+            pages,
             mirrored: Cell::new(0),
             finished: Flag::default(),
             stop: Flag::default(),
@@ -261,8 +293,29 @@ impl Shards {
                     tag,
                 },
             ),
-            _ => self.local.add_url(url, from, max_redirect, tag),
+            _ => self.add_here(url, from, max_redirect, tag),
         }
+    }
+
+    /// The lesson's `add_url` for a URL of this loop's hosts, made of the
+    /// lesson queue's steps, with `--max-pages` counted across the loops
+    /// (each loop's own queue counts no pages).
+    pub fn add_here(&self, url: Url, from: Option<&Rc<str>>, max_redirect: u32, tag: Tag) {
+        if self.local.first_sight(&url, from) != Sight::New {
+            return;
+        }
+        if !self.pages.take() {
+            let from = from.map(|f| f.to_string());
+            self.local.skip_url(url, SkipReason::MaxPages, from);
+            return;
+        }
+        let from = from.cloned();
+        self.local.put(Work {
+            url,
+            max_redirect,
+            from,
+            tag,
+        });
     }
 
     /// The hrefs of `found` that are no URL and hash to another loop go
@@ -305,7 +358,7 @@ impl Shards {
                     let at = url.clone();
                     self.local
                         .guarded(&at, || {
-                            self.local.add_url(url, Some(&from), max_redirect, tag);
+                            self.add_here(url, Some(&from), max_redirect, tag);
                             self.local.records().settled();
                         })
                         .await;
@@ -415,6 +468,17 @@ impl WorkQueue for Shards {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_pages_is_counted_across_the_loops() {
+        let (three, _) = shards(3, Some(2));
+        let pages = &three[0].pages;
+        assert!(Arc::ptr_eq(pages, &three[2].pages));
+        assert!(pages.take() && pages.take());
+        assert!(!pages.take(), "a third page past --max-pages 2");
+        let (unlimited, _) = shards(2, None);
+        assert!((0..1000).all(|_| unlimited[1].pages.take()));
+    }
 
     #[test]
     fn a_host_has_one_owner_whatever_its_path_or_scheme() {

@@ -228,8 +228,8 @@ pub struct Args {
     /// hosts shared out among them: a host's URLs, turns, robots.txt and
     /// connections all live on one loop. Each loop runs --max-tasks
     /// workers, and parses on its own thread unless --parse-threads gives
-    /// it helpers. Not yet with --frontier, --state, --max-depth,
-    /// --max-pages or --sitemaps.
+    /// it helpers. Not yet with --frontier, --state, --max-depth or
+    /// --sitemaps.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=MAX_LOOPS))]
     pub loops: u16,
@@ -347,7 +347,6 @@ impl Args {
             (self.frontier.is_some(), "--frontier"),
             (self.state.is_some(), "--state"),
             (self.max_depth.is_some(), "--max-depth"),
-            (self.max_pages.is_some(), "--max-pages"),
             (self.sitemaps, "--sitemaps"),
         ]
         .into_iter()

@@ -70,7 +70,11 @@ pub fn start(
     heard: &mpsc::Sender<Heard>,
     archive: Option<&ArchiveHandle>,
 ) -> io::Result<Spread> {
-    let (shards, inboxes) = shards::shards(loops);
+    // `--max-pages` is counted across the loops, by the shards: each
+    // loop's own queue counts none.
+    let (shards, inboxes) = shards::shards(loops, config.max_pages);
+    let mut config = config.clone();
+    config.max_pages = None;
     let started = Loops::start(loops)?;
     let parts = started
         .handles()
