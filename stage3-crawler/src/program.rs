@@ -309,9 +309,10 @@ fn run_crawl(
             .inspect_err(|e| log::warn!(target: LOG, "Ctrl-C will not print a report: {e}"))
             .ok();
         let progress = show_progress.then(|| {
-            runtime::TaskBuilder::new()
-                .name("progress")
-                .spawn(progress::run(Rc::clone(crawler)))
+            runtime::TaskBuilder::new().name("progress").spawn({
+                let crawler = Rc::clone(crawler);
+                async move { progress::run(|| progress::line(&crawler)).await }
+            })
         });
         // `kill -USR1 PID` prints the task table. The main future watches
         // for it beside Ctrl-C, so the table holds only the crawl's tasks.
@@ -342,7 +343,7 @@ fn run_crawl(
         let outcome = crawler.crawl_until(stop).await;
         if let Some(progress) = progress {
             progress.cancel();
-            progress::finish(crawler);
+            progress::finish(&progress::line(crawler));
         }
         (outcome, interrupt)
     })
@@ -495,9 +496,6 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
             )
             .exit();
     }
-    if args.progress.enabled() {
-        log::warn!(target: LOG, "--loops {}: no progress line yet", args.loops);
-    }
     let (roots, _site) = roots(args, Vec::new(), false)?;
     let (_, archive) = open_state(args, &roots)?;
     let mut config = args.config();
@@ -529,6 +527,24 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
         )?;
         drop(heard_tx);
         let stopper = spread.stopper();
+        let started = std::time::Instant::now();
+        let line = {
+            let (records, pending) = (Rc::clone(&records), spread.pending());
+            move || {
+                progress::line_of_loops(
+                    records.done_count(),
+                    records.errors(),
+                    pending.load(std::sync::atomic::Ordering::Relaxed),
+                    started.elapsed().as_secs_f64(),
+                )
+            }
+        };
+        let shown = args.progress.enabled().then(|| {
+            let line = line.clone();
+            runtime::TaskBuilder::new()
+                .name("progress")
+                .spawn(async move { progress::run(line).await })
+        });
         let ctrl_c = async {
             if let Some(interrupt) = &interrupt {
                 interrupt.wait().await;
@@ -540,6 +556,10 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
             runtime::Either::Left(ended) => ended?,
             runtime::Either::Right(never) => match never {},
         };
+        if let Some(shown) = shown {
+            shown.cancel();
+            progress::finish(&line());
+        }
         io::Result::Ok((ended, interrupt))
     })??;
     let outcome = ended.outcome();

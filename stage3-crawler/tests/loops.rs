@@ -435,6 +435,22 @@ fn max_pages_counts_every_loops_pages() {
 }
 
 #[test]
+fn the_progress_line_counts_every_loops_pages() {
+    let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        .args(["--loops", "2", "--progress", "always", "-q"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The last state stays: every page done, nothing left anywhere.
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("\r\x1b[K138 done, 0 queued or in flight, 2 errors, "),
+        "{last:?}"
+    );
+}
+
+#[test]
 fn what_several_loops_cannot_do_yet_is_a_usage_error() {
     let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
         .args(["--loops", "2", "--max-depth", "1", "http://127.0.0.1:1/"])

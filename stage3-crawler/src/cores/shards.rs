@@ -94,8 +94,13 @@ impl Pages {
 }
 
 /// The shards of a crawl on `loops` loops that queues at most `max_pages`
-/// URLs in all, and each loop's inbox, to send it [`Message::Stop`].
-pub fn shards(loops: usize, max_pages: Option<usize>) -> (Vec<Shard>, Vec<mpsc::Sender<Message>>) {
+/// URLs in all; each loop's inbox, to send it [`Message::Stop`]; and the
+/// work pending across the loops, for a progress line.
+#[allow(clippy::type_complexity)]
+pub fn shards(
+    loops: usize,
+    max_pages: Option<usize>,
+) -> (Vec<Shard>, Vec<mpsc::Sender<Message>>, Arc<AtomicIsize>) {
     let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..loops).map(|_| mpsc::channel()).unzip();
     // Each loop holds one count until its roots are queued, so that the
     // count cannot reach zero before every loop has started.
@@ -115,7 +120,7 @@ pub fn shards(loops: usize, max_pages: Option<usize>) -> (Vec<Shard>, Vec<mpsc::
             pages: Arc::clone(&pages),
         })
         .collect();
-    (shards, inboxes)
+    (shards, inboxes, pending)
 }
 
 /// The loop that owns `url`, of `loops`: its host's, as the per-host
@@ -471,12 +476,12 @@ mod tests {
 
     #[test]
     fn max_pages_is_counted_across_the_loops() {
-        let (three, _) = shards(3, Some(2));
+        let (three, _, _) = shards(3, Some(2));
         let pages = &three[0].pages;
         assert!(Arc::ptr_eq(pages, &three[2].pages));
         assert!(pages.take() && pages.take());
         assert!(!pages.take(), "a third page past --max-pages 2");
-        let (unlimited, _) = shards(2, None);
+        let (unlimited, _, _) = shards(2, None);
         assert!((0..1000).all(|_| unlimited[1].pages.take()));
     }
 

@@ -2,7 +2,6 @@
 //! the crawl is going. Shown when stderr is a terminal, or on request.
 
 use std::io::{IsTerminal, Write};
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -50,13 +49,24 @@ pub fn line(crawler: &Crawler) -> String {
     )
 }
 
-/// Redraws the line every [`INTERVAL`] until cancelled.
-pub async fn run(crawler: Rc<Crawler>) {
+/// What the line says for a crawl on several loops (`--loops`): the
+/// records the main thread has taken in, and the work pending across the
+/// loops (queued or in flight, as the shards count it).
+pub fn line_of_loops(done: usize, errors: usize, pending: isize, secs: f64) -> String {
+    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+    format!(
+        "{done} done, {} queued or in flight, {errors} errors, {rate:.1} pages/s",
+        pending.max(0)
+    )
+}
+
+/// Redraws the line that `line` makes every [`INTERVAL`] until cancelled.
+pub async fn run(line: impl Fn() -> String) {
     loop {
         runtime::sleep(INTERVAL).await;
         let mut err = std::io::stderr().lock();
         // Carriage return and "erase to end of line": draw over the last one.
-        let _ = write!(err, "\r\x1b[K{}", line(&crawler));
+        let _ = write!(err, "\r\x1b[K{}", line());
         let _ = err.flush();
         SHOWN.store(true, Ordering::Relaxed);
     }
@@ -65,9 +75,9 @@ pub async fn run(crawler: Rc<Crawler>) {
 /// Draws the line a last time, with the crawl's final numbers, and ends
 /// it, so that it stays: a crawl over before the first redraw (the demo
 /// site takes 50 ms) still shows what it came to.
-pub fn finish(crawler: &Crawler) {
+pub fn finish(line: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "\r\x1b[K{}", line(crawler));
+    let _ = writeln!(err, "\r\x1b[K{line}");
     let _ = err.flush();
     SHOWN.store(false, Ordering::Relaxed);
 }

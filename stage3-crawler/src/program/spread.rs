@@ -14,6 +14,8 @@ use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::AtomicIsize;
 use std::task::Poll;
 use std::time::Instant;
 
@@ -55,6 +57,7 @@ pub struct Part {
 /// A crawl running on several loops.
 pub struct Spread {
     loops: Loops,
+    pending: Arc<AtomicIsize>,
     parts: Vec<RemoteJoin<io::Result<Part>>>,
     inboxes: Vec<mpsc::Sender<Message>>,
     started: Instant,
@@ -72,7 +75,7 @@ pub fn start(
 ) -> io::Result<Spread> {
     // `--max-pages` is counted across the loops, by the shards: each
     // loop's own queue counts none.
-    let (shards, inboxes) = shards::shards(loops, config.max_pages);
+    let (shards, inboxes, pending) = shards::shards(loops, config.max_pages);
     let mut config = config.clone();
     config.max_pages = None;
     let started = Loops::start(loops)?;
@@ -94,6 +97,7 @@ pub fn start(
         .collect();
     Ok(Spread {
         loops: started,
+        pending,
         parts,
         inboxes,
         started: Instant::now(),
@@ -145,6 +149,11 @@ fn part(crawler: &Crawler, outcome: Outcome) -> Part {
 }
 
 impl Spread {
+    /// The work pending across the loops, for the progress line.
+    pub fn pending(&self) -> Arc<AtomicIsize> {
+        Arc::clone(&self.pending)
+    }
+
     /// A sender that stops the crawl (Ctrl-C), for any thread.
     pub fn stopper(&self) -> Stopper {
         Stopper(self.inboxes.clone())
@@ -160,6 +169,7 @@ impl Spread {
     ) -> io::Result<Ended> {
         let Spread {
             loops,
+            pending: _,
             parts,
             inboxes: _,
             started,
