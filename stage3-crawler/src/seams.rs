@@ -6,7 +6,7 @@
 //! | seam | what it decides | the lesson's own | the real web's |
 //! |---|---|---|---|
 //! | [`Work`] | what travels on the queue | a URL, its redirects, its referrer | a [`Tag`]: depth, sitemaps, leases |
-//! | [`WorkQueue`] | where URLs come from and go, and when each may start | the queue and the seen set in memory | per-host turns and robots.txt, levels of `--max-depth`, sitemaps, the shared frontier in Redis |
+//! | [`WorkQueue`] | where URLs come from and go, and when each may start | the queue and the seen set in memory | per-host turns and robots.txt, levels of `--max-depth`, sitemaps, the shared frontier in Redis, the hosts shared out among loops (`--loops`) |
 //! | [`Rules`] | whether a URL may be followed | the roots' hosts, `--exclude` | traps, robots.txt already read |
 //! | [`Observer`] | who hears what happened | the report's records | the JSON Lines and text reports, the journal |
 //! | `http::Client` | how a URL is fetched | one GET, any status | keep-alive, TLS; its exchanges heard by the WARC archive |
