@@ -1,6 +1,7 @@
 //! `snake-load`: starts the snake server (the `snake` binary beside this
 //! one) and connects bot players to it on loopback, all at once, one task
-//! each on our runtime. Every bot checks that it receives every tick, in
+//! each on our runtime, on `--bot-loops` loops (a bot loop that cannot keep
+//! up would measure the bots, not the server). Every bot checks that it receives every tick, in
 //! order, and steers now and then. Then it prints what the server's game
 //! loop measured (tick intervals and costs), the server's CPU per tick and
 //! its memory per player.
@@ -9,16 +10,16 @@
 //!
 //! It exits 1 if a bot missed a tick or was dropped.
 
-use std::cell::{Cell, RefCell};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use runtime::{TcpStream, run_until_complete, sleep, spawn};
+use runtime::{Loops, TcpStream, run_until_complete, sleep};
 use snake::client::Client;
 use snake::view::tick_of;
 
@@ -45,22 +46,34 @@ struct Args {
     /// rest for the players.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     loops: u16,
+    /// The bots' event loops, the bots dealt out among them in turn.
+    #[arg(long = "bot-loops", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    bot_loops: u16,
 }
 
 /// Bots connecting at once, at most.
 const CONNECTING: usize = 256;
 
-/// What every bot found, shared by the bot tasks.
+/// What every bot found, shared by the bot tasks on every bot loop.
 #[derive(Default)]
 struct Bots {
-    connected: Cell<usize>,
-    failed: RefCell<Vec<String>>,
+    connected: AtomicUsize,
+    failed: Mutex<Vec<String>>,
     /// Ticks received, by all bots.
-    ticks: Cell<u64>,
+    ticks: AtomicU64,
     /// Ticks a bot expected and did not get (a gap in the numbers).
-    missed: Cell<u64>,
+    missed: AtomicU64,
     /// Bots whose connection ended while the test ran.
-    dropped: Cell<usize>,
+    dropped: AtomicUsize,
+}
+
+impl Bots {
+    fn failed(&self) -> Vec<String> {
+        self.failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 fn main() -> ExitCode {
@@ -73,9 +86,19 @@ fn main() -> ExitCode {
         }
     };
     let pid = server.id();
-    let outcome = run_until_complete(run(&args, addr, pid));
+    let bot_loops = match Loops::start(usize::from(args.bot_loops)) {
+        Ok(loops) => loops,
+        Err(e) => {
+            eprintln!("snake-load: cannot start the bots' loops: {e}");
+            let _ = server.kill();
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = run_until_complete(run(&args, addr, pid, &bot_loops));
     let _ = server.kill();
     let _ = server.wait();
+    // The bots end as their connections do.
+    bot_loops.join();
     match outcome {
         Ok(Ok(true)) => ExitCode::SUCCESS,
         Ok(Ok(false)) => ExitCode::FAILURE,
@@ -117,27 +140,31 @@ fn start_server(args: &Args) -> std::io::Result<(Child, SocketAddr)> {
     Ok((child, addr))
 }
 
-async fn run(args: &Args, addr: SocketAddr, pid: u32) -> std::io::Result<bool> {
-    let bots = Rc::new(Bots::default());
+async fn run(args: &Args, addr: SocketAddr, pid: u32, loops: &Loops) -> std::io::Result<bool> {
+    let bots = Arc::new(Bots::default());
     let rss_empty = rss_bytes(pid);
     let started = Instant::now();
     let players = args.players as usize;
     // A few hundred connecting at a time: ten thousand at once overflow
     // the server's accept queue, and the kernel resets the rest.
+    let settled = |bots: &Bots| bots.connected.load(Ordering::Relaxed) + bots.failed().len();
     for i in 0..players {
-        while i - bots.connected.get() - bots.failed.borrow().len() >= CONNECTING {
+        while i - settled(&bots) >= CONNECTING {
             sleep(Duration::from_millis(1)).await;
         }
-        spawn(bot(addr, i, Rc::clone(&bots)));
+        let on = &loops.handles()[i % loops.len()];
+        let bots = Arc::clone(&bots);
+        drop(on.spawn_with(move || bot(addr, i, bots)));
     }
-    while bots.connected.get() + bots.failed.borrow().len() < players {
+    while settled(&bots) < players {
         sleep(Duration::from_millis(10)).await;
     }
     let connect_time = started.elapsed();
-    if let Some(first) = bots.failed.borrow().first() {
+    let failed = bots.failed();
+    if let Some(first) = failed.first() {
         return Err(std::io::Error::other(format!(
             "{} bots could not connect; the first: {first}",
-            bots.failed.borrow().len()
+            failed.len()
         )));
     }
     // Let every bot's first ticks arrive, then measure a window.
@@ -145,15 +172,19 @@ async fn run(args: &Args, addr: SocketAddr, pid: u32) -> std::io::Result<bool> {
     let (stats0, cpu0, ticks0, missed0) = (
         get_stats(addr).await?,
         cpu_ns(pid),
-        bots.ticks.get(),
-        bots.missed.get(),
+        bots.ticks.load(Ordering::Relaxed),
+        bots.missed.load(Ordering::Relaxed),
     );
     let rss_full = rss_bytes(pid);
     sleep(Duration::from_secs(args.seconds)).await;
-    let (stats1, cpu1, ticks1) = (get_stats(addr).await?, cpu_ns(pid), bots.ticks.get());
+    let (stats1, cpu1, ticks1) = (
+        get_stats(addr).await?,
+        cpu_ns(pid),
+        bots.ticks.load(Ordering::Relaxed),
+    );
     let server_ticks =
         stats1["ticks"].as_u64().unwrap_or(0) - stats0["ticks"].as_u64().unwrap_or(0);
-    let missed = bots.missed.get() - missed0;
+    let missed = bots.missed.load(Ordering::Relaxed) - missed0;
     let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
     println!("players:              {players} (all connected in {connect_time:.2?})");
     println!(
@@ -200,26 +231,32 @@ async fn run(args: &Args, addr: SocketAddr, pid: u32) -> std::io::Result<bool> {
     println!(
         "bots:                 {} ticks received, {missed} missed, {} dropped",
         ticks1 - ticks0,
-        bots.dropped.get()
+        bots.dropped.load(Ordering::Relaxed)
     );
-    Ok(missed == 0 && bots.dropped.get() == 0)
+    Ok(missed == 0 && bots.dropped.load(Ordering::Relaxed) == 0)
 }
 
 /// One bot: joins, then reads every frame; notes a gap in the tick
 /// numbers, and turns every ten ticks or so.
-async fn bot(addr: SocketAddr, i: usize, bots: Rc<Bots>) {
+async fn bot(addr: SocketAddr, i: usize, bots: Arc<Bots>) {
     let mut client = match Client::connect(addr, &format!("bot{i}")).await {
         Ok(client) => client,
-        Err(e) => return bots.failed.borrow_mut().push(e.to_string()),
+        Err(e) => {
+            let mut failed = bots
+                .failed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            return failed.push(e.to_string());
+        }
     };
-    bots.connected.set(bots.connected.get() + 1);
+    bots.connected.fetch_add(1, Ordering::Relaxed);
     let mut last: Option<u64> = None;
     let turns = ["up", "left", "down", "right", "respawn"];
     loop {
         let (opcode, payload) = match client.frame().await {
             Ok(Some(frame)) => frame,
             Ok(None) | Err(_) => {
-                bots.dropped.set(bots.dropped.get() + 1);
+                bots.dropped.fetch_add(1, Ordering::Relaxed);
                 return;
             }
         };
@@ -228,14 +265,14 @@ async fn bot(addr: SocketAddr, i: usize, bots: Rc<Bots>) {
         };
         if let Some(last) = last {
             bots.missed
-                .set(bots.missed.get() + tick.saturating_sub(last + 1));
+                .fetch_add(tick.saturating_sub(last + 1), Ordering::Relaxed);
         }
         last = Some(tick);
-        bots.ticks.set(bots.ticks.get() + 1);
+        bots.ticks.fetch_add(1, Ordering::Relaxed);
         if (tick + i as u64).is_multiple_of(10) {
             let turn = turns[(tick as usize / 10 + i) % turns.len()];
             if client.send_text(turn).await.is_err() {
-                bots.dropped.set(bots.dropped.get() + 1);
+                bots.dropped.fetch_add(1, Ordering::Relaxed);
                 return;
             }
         }
