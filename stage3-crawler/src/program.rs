@@ -349,17 +349,38 @@ fn run_crawl(
     })
 }
 
+/// Where the report goes: stdout, fed by `records` as it records each
+/// statistic and skipped URL (as JSON lines, or kept for the text report),
+/// and which skipped URLs are listed.
+struct Sinks {
+    out: Out,
+    listing: Rc<RefCell<reporting::SkipListing>>,
+    text: Rc<RefCell<io::Result<TextReport>>>,
+}
+
+impl Sinks {
+    /// The sinks `args` ask for, hearing `records`.
+    fn new(args: &Args, records: &Records) -> Sinks {
+        let out: Out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
+        let listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
+        if args.report == Report::Json {
+            json_report(records, &out, &listing);
+        }
+        let text = text_report(records, args.report == Report::Text, args.verbose > 0);
+        Sinks { out, listing, text }
+    }
+}
+
 /// Writes the report's end: the text report, or the JSON report's
 /// summary (its lines went out as the crawl went).
 fn write_report(
     args: &Args,
     crawler: &impl Reported,
     outcome: Outcome,
-    out: &Out,
-    text: &RefCell<io::Result<TextReport>>,
-    listing: &RefCell<reporting::SkipListing>,
+    sinks: &Sinks,
     interrupt: Option<Interrupt>,
 ) -> io::Result<()> {
+    let Sinks { out, listing, text } = sinks;
     let mut out = out.borrow_mut();
     out.report_begins(interrupt);
     let written = match args.report {
@@ -410,16 +431,7 @@ fn crawl(
     };
     let (crawler, resume) = assembly::build(roots, args.config(), plugins)?;
     let crawler = Rc::new(crawler);
-    let out: Out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
-    let skip_listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
-    if args.report == Report::Json {
-        json_report(crawler.records(), &out, &skip_listing);
-    }
-    let text = text_report(
-        crawler.records(),
-        args.report == Report::Text,
-        args.verbose > 0,
-    );
+    let sinks = Sinks::new(args, crawler.records());
     let (outcome, interrupt) = run_crawl(runtime, &crawler, resume, args.progress.enabled())?;
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
@@ -442,15 +454,7 @@ fn crawl(
             dir.display()
         );
     }
-    write_report(
-        args,
-        &crawler,
-        outcome,
-        &out,
-        &text,
-        &skip_listing,
-        interrupt,
-    )?;
+    write_report(args, &crawler, outcome, &sinks, interrupt)?;
     saved?;
     if let Some(archive) = archive {
         finish_archive(&archive)?;
@@ -506,12 +510,7 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
     if args.parse_threads.is_none() {
         config.parse_threads = 0;
     }
-    let out: Out = Rc::new(RefCell::new(ReportOut::new(BufWriter::new(io::stdout()))));
-    let skip_listing = Rc::new(RefCell::new(reporting::SkipListing::default()));
-    if args.report == Report::Json {
-        json_report(&records, &out, &skip_listing);
-    }
-    let text = text_report(&records, args.report == Report::Text, args.verbose > 0);
+    let sinks = Sinks::new(args, &records);
     let (ended, interrupt) = runtime.block_on(async {
         let interrupt = Interrupt::install()
             .inspect_err(|e| log::warn!(target: LOG, "Ctrl-C will not print a report: {e}"))
@@ -566,21 +565,12 @@ fn crawl_on_loops(runtime: &Runtime, args: &Args) -> io::Result<ExitCode> {
     if outcome == Outcome::Interrupted {
         eprintln!("Interrupted");
     }
-    let ended = RefCell::new(Some(ended));
     let merged = Merged {
         records: &records,
         ended: &ended,
         max_tasks: config.max_tasks * usize::from(args.loops),
     };
-    write_report(
-        args,
-        &merged,
-        outcome,
-        &out,
-        &text,
-        &skip_listing,
-        interrupt,
-    )?;
+    write_report(args, &merged, outcome, &sinks, interrupt)?;
     if let Some(archive) = archive {
         finish_archive(&archive)?;
     }

@@ -724,23 +724,16 @@ impl Server {
 
 /// Sends a tick's field to every hall: this loop's players get their
 /// frames at once; another loop's, as soon as it takes the field from its
-/// mailbox.
+/// mailbox. One allocation a tick, shared by all.
 fn broadcast_to(halls: &[Hall], field: Field) {
-    match halls {
-        [Hall::Here(server)] => {
-            server.broadcast(&field);
-        }
-        halls => {
-            let field = Arc::new(field);
-            for hall in halls {
-                match hall {
-                    Hall::Here(server) => {
-                        server.broadcast(&field);
-                    }
-                    Hall::There(mail) => {
-                        let _ = mail.send(ToHall::Tick(Arc::clone(&field)));
-                    }
-                }
+    let field = Arc::new(field);
+    for hall in halls {
+        match hall {
+            Hall::Here(server) => {
+                server.broadcast(&field);
+            }
+            Hall::There(mail) => {
+                let _ = mail.send(ToHall::Tick(Arc::clone(&field)));
             }
         }
     }

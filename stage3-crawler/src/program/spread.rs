@@ -9,7 +9,6 @@
 //! it is recorded ([`Heard`]), and at the end what the report needs
 //! besides ([`Part`]).
 
-use std::cell::RefCell;
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
@@ -194,8 +193,7 @@ impl Spread {
         }
         let secs = started.elapsed().as_secs_f64();
         // Their crawls are over; their threads end as their inboxes do.
-        let threads = std::thread::spawn(move || loops.join());
-        let _ = threads.join();
+        loops.join();
         Ok(Ended { parts, secs })
     }
 }
@@ -263,7 +261,7 @@ pub struct Merged<'a> {
     /// Every statistic and skipped URL.
     pub records: &'a Records,
     /// The parts.
-    pub ended: &'a RefCell<Option<Ended>>,
+    pub ended: &'a Ended,
     /// Workers on all loops.
     pub max_tasks: usize,
 }
@@ -272,13 +270,12 @@ impl Reported for Merged<'_> {
     fn with_crawl<R>(&self, outcome: Outcome, f: impl FnOnce(&Crawl<'_>) -> R) -> R {
         let done = self.records.done();
         let skipped = self.records.skipped();
-        let ended = self.ended.borrow();
-        let parts = ended.as_ref().map_or(&[][..], |e| &e.parts[..]);
+        let parts = &self.ended.parts;
         f(&Crawl {
             done: &done,
             skipped: &skipped,
             tally: self.records.tally(),
-            secs: ended.as_ref().map_or(0.0, |e| e.secs),
+            secs: self.ended.secs,
             max_tasks: self.max_tasks,
             todo: 0,
             connections: parts.iter().map(|p| p.connections).sum(),
