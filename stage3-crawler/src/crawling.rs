@@ -257,6 +257,7 @@ fn redirect_statistic(url: &Url, response: &Response, next_url: &Url) -> FetchSt
         num_urls: 0,
         num_new_urls: 0,
         wire_size: response.wire_size,
+        protocol: Some(response.protocol.as_str()),
     }
 }
 
@@ -317,6 +318,7 @@ impl Crawler {
             num_urls: 0,
             num_new_urls: 0,
             wire_size: response.wire_size,
+            protocol: Some(response.protocol.as_str()),
         };
         let markup = stat.content_type.as_deref().is_some_and(is_markup);
         if response.status != 200 || !markup {

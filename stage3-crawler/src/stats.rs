@@ -20,7 +20,7 @@ pub struct Exception {
 
 impl Exception {
     /// Every kind the crawler gives an exception.
-    pub const KINDS: [&'static str; 15] = [
+    pub const KINDS: [&'static str; 16] = [
         "unsupported",
         "invalid_url",
         "dns",
@@ -32,6 +32,7 @@ impl Exception {
         "closed",
         "malformed",
         "truncated",
+        "http2",
         "decode",
         "too_large",
         "internal",
@@ -88,6 +89,9 @@ pub struct FetchStatistic {
     /// Body bytes as received (de-chunked, still compressed): `size` when
     /// the server did not compress.
     pub wire_size: u64,
+    /// The protocol the response came over, by its ALPN name (`http/1.1`,
+    /// `h2`); `None` when none came.
+    pub protocol: Option<&'static str>,
 }
 // ANCHOR_END: fetch_statistic
 
@@ -105,6 +109,7 @@ impl FetchStatistic {
             num_urls: 0,
             num_new_urls: 0,
             wire_size: 0,
+            protocol: None,
         }
     }
 

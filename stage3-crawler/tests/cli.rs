@@ -219,6 +219,7 @@ fn the_json_report_is_one_object_per_url_then_a_summary() {
         "num_urls",
         "num_new_urls",
         "wire_size",
+        "protocol",
     ];
     let (stats, skipped): (Vec<_>, Vec<_>) = lines[..6]
         .iter()

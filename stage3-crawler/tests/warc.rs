@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::python_tool;
 use demo_site::{DemoSite, SiteConfig};
 
 /// A scratch directory, removed when dropped.
@@ -26,25 +27,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// A program of `.ci/venv`, where `.ci/test` installs the Python tools,
-/// or else on `PATH`. Missing, the test fails and says how to get it.
-fn python_tool(name: &str) -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../.ci/venv/bin")
-        .join(name);
-    if venv.exists() {
-        return venv;
-    }
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join(name))
-        .find(|p| p.exists());
-    on_path.unwrap_or_else(|| {
-        panic!("{name} not found: run the tests with .ci/test, which installs warcio into .ci/venv")
-    })
 }
 
 fn run(program: &Path, args: &[&str]) -> Output {

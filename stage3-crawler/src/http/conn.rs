@@ -91,6 +91,16 @@ impl Connection {
     }
     // ANCHOR_END: is_reusable
 
+    /// Whether TLS chose HTTP/2 for this connection.
+    pub(crate) fn is_h2(&self) -> bool {
+        self.stream.is_h2()
+    }
+
+    /// The stream, for HTTP/2 to take over; nothing has been read from it.
+    pub(crate) fn into_stream(self) -> Stream {
+        self.stream
+    }
+
     pub(crate) fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
         self.stream.local_addr()
     }

@@ -41,6 +41,9 @@ pub enum FetchError {
     Malformed(String),
     /// The server closed the connection before the response was complete.
     Truncated(String),
+    /// The server broke HTTP/2's rules (a frame it may not send, a flood,
+    /// more than we allowed), or reset the request's stream.
+    Http2(String),
     /// The body can not be decoded: a Content-Encoding we do not speak,
     /// or a corrupt stream.
     Decode(String),
@@ -102,6 +105,7 @@ impl FetchError {
             FetchError::Closed => "closed",
             FetchError::Malformed(_) => "malformed",
             FetchError::Truncated(_) => "truncated",
+            FetchError::Http2(_) => "http2",
             FetchError::Decode(_) => "decode",
             FetchError::TooLarge { .. } => "too_large",
         }
@@ -128,6 +132,7 @@ impl fmt::Display for FetchError {
             | FetchError::Io(msg)
             | FetchError::Malformed(msg)
             | FetchError::Truncated(msg)
+            | FetchError::Http2(msg)
             | FetchError::Decode(msg) => f.write_str(msg),
             FetchError::ConnectTimeout(d) => write!(f, "connect timed out after {d:?}"),
             FetchError::HandshakeTimeout(d) => write!(f, "TLS handshake timed out after {d:?}"),
@@ -180,6 +185,7 @@ mod tests {
             FetchError::Closed,
             FetchError::Malformed(s()),
             FetchError::Truncated(s()),
+            FetchError::Http2(s()),
             FetchError::Decode(s()),
             FetchError::TooLarge {
                 decoded: false,

@@ -7,6 +7,8 @@ use std::net::IpAddr;
 use std::pin::Pin;
 use std::time::SystemTime;
 
+use super::response::Protocol;
+
 /// One HTTP request and its response, as they crossed the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exchange {
@@ -16,6 +18,9 @@ pub struct Exchange {
     pub date: SystemTime,
     /// The server's address, when the connection knew it.
     pub peer: Option<IpAddr>,
+    /// The protocol that carried it. Over HTTP/2, `request` and `head` are
+    /// written as HTTP/1.1 would have sent them.
+    pub protocol: Protocol,
     /// The request, exactly as sent.
     pub request: Vec<u8>,
     /// The response's status line and headers, exactly as received, up

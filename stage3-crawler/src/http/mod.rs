@@ -1,7 +1,8 @@
-//! The HTTP/1.1 client, our counterpart of aiohttp's `ClientSession`: one
+//! The HTTP client, our counterpart of aiohttp's `ClientSession`: one
 //! `get` at a time per caller, keep-alive connections shared through a
-//! `pool`, http and https (TLS in `tls.rs`), and every way a server can
-//! misbehave turned into a [`FetchError`] instead of a hang or a panic.
+//! `pool`, http and https (TLS in `tls.rs`), HTTP/2 where the server offers
+//! it (`h2/`), and every way a server can misbehave turned into a
+//! [`FetchError`] instead of a hang or a panic.
 //!
 //! It does not follow redirects: the crawler does that itself, as the
 //! chapter's does with `allow_redirects=False`.
@@ -10,6 +11,7 @@ mod conn;
 mod decode;
 mod error;
 mod exchange;
+mod h2;
 mod pool;
 mod response;
 mod stream;
@@ -17,9 +19,11 @@ mod tls;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::future::poll_fn;
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Poll, Waker};
 use std::time::{Duration, SystemTime};
 
 use log::debug;
@@ -34,8 +38,9 @@ pub use decode::Cap;
 pub use decode::{ACCEPT_ENCODING, DecodeError, Layer, decode_body};
 pub use error::FetchError;
 pub use exchange::{Exchange, HearExchanges};
+use h2::StreamError;
 use pool::{Origin, Pool};
-pub use response::Response;
+pub use response::{Protocol, Response};
 use stream::Stream;
 use tls::TlsStream;
 
@@ -62,6 +67,13 @@ pub struct ClientConfig {
     /// The `User-Agent` header; its product token (up to the first `/`)
     /// is the name robots.txt groups are matched against.
     pub user_agent: String,
+    /// Offer HTTP/2 in the TLS handshake, and speak it where the server
+    /// chooses it (`--http2 auto`, the default); `false` is `--http2 never`.
+    pub http2: bool,
+    /// Speak HTTP/2 to `http` URLs from the first byte, without asking
+    /// (`--http2-prior-knowledge`, curl's name): for servers that speak
+    /// h2c.
+    pub http2_prior_knowledge: bool,
 }
 
 /// The User-Agent sent unless `--user-agent` says otherwise: the crawler's
@@ -80,6 +92,8 @@ impl Default for ClientConfig {
             max_idle: 100,
             ca_certs: Vec::new(),
             user_agent: DEFAULT_USER_AGENT.to_string(),
+            http2: true,
+            http2_prior_knowledge: false,
         }
     }
 }
@@ -95,18 +109,36 @@ pub struct Client {
     resolved: RefCell<HashMap<(String, u16), Vec<SocketAddr>>>,
     /// Where every exchange goes, with `--warc`.
     listener: RefCell<Option<Rc<dyn HearExchanges>>>,
+    /// What we know of each origin's HTTP/2: its one connection, or that
+    /// it speaks HTTP/1.1 only.
+    h2: RefCell<HashMap<Origin, H2Origin>>,
 }
+
+// ANCHOR: h2_origin
+/// An origin, as far as HTTP/2 goes.
+enum H2Origin {
+    /// A request is connecting; the others wait for it, so that the
+    /// origin gets one connection, not one per request.
+    Connecting(Vec<Waker>),
+    /// Its connection, which every request to the origin shares.
+    Ready(h2::Connection),
+    /// The server chose HTTP/1.1: the pool of keep-alive connections, as
+    /// for plain http.
+    Http1,
+}
+// ANCHOR_END: h2_origin
 
 impl Client {
     /// A client with `config`, and an empty pool.
     pub fn new(config: ClientConfig) -> Client {
         let pool = Pool::new(config.max_idle);
         Client {
-            tls: tls::client_config(&config.ca_certs),
+            tls: tls::client_config(&config.ca_certs, config.http2),
             config,
             pool,
             resolved: RefCell::new(HashMap::new()),
             listener: RefCell::new(None),
+            h2: RefCell::new(HashMap::new()),
         }
     }
 
@@ -167,6 +199,11 @@ impl Client {
 
     async fn attempt(&self, url: &Url, request: &[u8], cap: Cap) -> Result<Response, FetchError> {
         let origin = origin(url)?;
+        if self.may_speak_h2(&origin)
+            && let Some(response) = self.attempt_h2(url, &origin, cap).await?
+        {
+            return Ok(response);
+        }
         // A pooled connection the server closed a moment ago fails before a
         // single byte of the response arrives. That is not the URL's fault:
         // try once more on a new connection, as browsers do. Only then: a
@@ -181,11 +218,143 @@ impl Client {
             }
         }
         let conn = self.connect(&origin).await?;
+        if conn.is_h2() {
+            // The server chose h2 after all (its configuration changed
+            // during the crawl): the origin's connection from now on.
+            self.set_h2(&origin, H2Origin::Ready(self.start_h2(&origin, conn)));
+            return match self.attempt_h2(url, &origin, cap).await? {
+                Some(response) => Ok(response),
+                None => Err(FetchError::Http2("the HTTP/2 connection went away".into())),
+            };
+        }
         self.exchange(conn, &origin, request, cap)
             .await
             .map_err(|(e, _)| e)
     }
     // ANCHOR_END: get
+
+    /// Whether requests to `origin` may go over HTTP/2: https when we offer
+    /// it, http with prior knowledge.
+    fn may_speak_h2(&self, origin: &Origin) -> bool {
+        match origin.scheme.as_str() {
+            "https" => self.config.http2,
+            _ => self.config.http2_prior_knowledge,
+        }
+    }
+
+    // ANCHOR: attempt_h2
+    /// One attempt over the origin's HTTP/2 connection; `None` when the
+    /// origin speaks HTTP/1.1 only. A request the server did not process
+    /// (GOAWAY, REFUSED_STREAM), or one on a reused connection that closed
+    /// before answering, is sent once more without counting as a try.
+    async fn attempt_h2(
+        &self,
+        url: &Url,
+        origin: &Origin,
+        cap: Cap,
+    ) -> Result<Option<Response>, FetchError> {
+        let mut again = false;
+        loop {
+            let Some((conn, fresh)) = self.h2_connection(origin).await? else {
+                return Ok(None);
+            };
+            let keep_head = self.listener.borrow().is_some();
+            let result = h2::get(
+                &conn,
+                url,
+                &self.config.user_agent,
+                self.config.read_timeout,
+                self.config.max_body,
+                cap,
+                keep_head,
+            )
+            .await;
+            match result {
+                Ok(response) => return Ok(Some(response)),
+                Err(StreamError::Refused(why)) if !again => {
+                    debug!("{url}: {why}; sending it again");
+                }
+                Err(StreamError::Refused(why)) => {
+                    return Err(FetchError::Http2(format!("{why} (twice in a row)")));
+                }
+                Err(StreamError::Failed(e, 0)) if e.is_stale_connection() && !fresh && !again => {
+                    debug!("reused HTTP/2 connection failed ({e}); retrying on a new one");
+                }
+                Err(StreamError::Failed(e, _)) => return Err(e),
+            }
+            again = true;
+        }
+    }
+    // ANCHOR_END: attempt_h2
+
+    // ANCHOR: h2_connection
+    /// The origin's HTTP/2 connection, opening it if there is none (and
+    /// saying whether it is new); `None` if the server chose HTTP/1.1.
+    async fn h2_connection(
+        &self,
+        origin: &Origin,
+    ) -> Result<Option<(h2::Connection, bool)>, FetchError> {
+        loop {
+            let connecting = {
+                let mut map = self.h2.borrow_mut();
+                match map.get(origin) {
+                    Some(H2Origin::Ready(conn)) if conn.is_usable() => {
+                        return Ok(Some((conn.clone(), false)));
+                    }
+                    Some(H2Origin::Http1) => return Ok(None),
+                    Some(H2Origin::Connecting(_)) => true,
+                    Some(H2Origin::Ready(_)) | None => {
+                        map.insert(origin.clone(), H2Origin::Connecting(Vec::new()));
+                        false
+                    }
+                }
+            };
+            if connecting {
+                // Another request is connecting: wait for its outcome.
+                poll_fn(|cx| match self.h2.borrow_mut().get_mut(origin) {
+                    Some(H2Origin::Connecting(waiting)) => {
+                        waiting.push(cx.waker().clone());
+                        Poll::Pending
+                    }
+                    _ => Poll::Ready(()),
+                })
+                .await;
+                continue;
+            }
+            // Ours to open. Should this future be dropped halfway (a
+            // timeout), the guard lets the waiting requests try in turn.
+            let guard = Connecting {
+                client: self,
+                origin,
+            };
+            let conn = self.connect(origin).await?;
+            let plain_h2 = origin.scheme == "http" && self.config.http2_prior_knowledge;
+            if conn.is_h2() || plain_h2 {
+                let h2 = self.start_h2(origin, conn);
+                guard.settle(H2Origin::Ready(h2.clone()));
+                return Ok(Some((h2, true)));
+            }
+            guard.settle(H2Origin::Http1);
+            // The connection is good for HTTP/1.1: the request takes it.
+            self.pool.put(origin.clone(), conn);
+            return Ok(None);
+        }
+    }
+    // ANCHOR_END: h2_connection
+
+    fn start_h2(&self, origin: &Origin, conn: Connection) -> h2::Connection {
+        debug!("HTTP/2 with {}:{}", origin.host, origin.port);
+        h2::Connection::start(conn.into_stream(), &origin.host)
+    }
+
+    /// Records what `origin` speaks, waking the requests that waited to
+    /// know.
+    fn set_h2(&self, origin: &Origin, state: H2Origin) {
+        let before = self.h2.borrow_mut().insert(origin.clone(), state);
+        if let Some(H2Origin::Connecting(waiting)) = before {
+            waiting.into_iter().for_each(Waker::wake);
+        }
+    }
 
     /// Sends the request and reads the response; a connection that can
     /// carry another request goes back to the pool. An error comes with the
@@ -291,6 +460,41 @@ impl Client {
     }
 }
 
+impl Drop for Client {
+    /// Lets each HTTP/2 connection say GOAWAY and stop.
+    fn drop(&mut self) {
+        for origin in self.h2.get_mut().values() {
+            if let H2Origin::Ready(conn) = origin {
+                conn.close();
+            }
+        }
+    }
+}
+
+/// The request that is opening an origin's HTTP/2 connection. Settled, it
+/// records the outcome; dropped unsettled (the connect failed or timed
+/// out), it lets the next request try.
+struct Connecting<'a> {
+    client: &'a Client,
+    origin: &'a Origin,
+}
+
+impl Connecting<'_> {
+    fn settle(self, state: H2Origin) {
+        self.client.set_h2(self.origin, state);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Connecting<'_> {
+    fn drop(&mut self) {
+        let before = self.client.h2.borrow_mut().remove(self.origin);
+        if let Some(H2Origin::Connecting(waiting)) = before {
+            waiting.into_iter().for_each(Waker::wake);
+        }
+    }
+}
+
 /// Connects to each address in turn until one accepts.
 async fn connect_any(host: &str, addrs: Vec<SocketAddr>) -> Result<TcpStream, FetchError> {
     let mut last = None;
@@ -333,6 +537,7 @@ fn origin(url: &Url) -> Result<Origin, FetchError> {
 /// since the crawler decodes its own).
 fn as_exchange(url: &Url, sent: SystemTime, request: Vec<u8>, response: &mut Response) -> Exchange {
     Exchange {
+        protocol: response.protocol,
         url: url.to_string(),
         date: sent,
         peer: response.peer,

@@ -25,8 +25,10 @@ const MAX_LINE: usize = 4 * 1024;
 pub struct Response {
     /// The status code.
     pub status: u16,
-    /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
+    /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0 (1 over HTTP/2).
     pub version: u8,
+    /// The protocol that carried it.
+    pub protocol: Protocol,
     /// Names as sent; values decoded as Latin-1 would be (bytes above 127
     /// are rare and meaningless in the headers we read).
     pub headers: Vec<(String, String)>,
@@ -84,6 +86,43 @@ impl Response {
         } else {
             says("keep-alive")
         }
+    }
+}
+
+/// The protocol a response came over, by its ALPN name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// HTTP/1.0.
+    Http10,
+    /// HTTP/1.1.
+    #[default]
+    Http11,
+    /// HTTP/2.
+    H2,
+}
+
+impl Protocol {
+    /// The name the report and the WARC archive give it: `http/1.0`,
+    /// `http/1.1` or `h2`, as ALPN spells them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Http10 => "http/1.0",
+            Protocol::Http11 => "http/1.1",
+            Protocol::H2 => "h2",
+        }
+    }
+
+    /// The protocol called `name` (as [`as_str`](Self::as_str) writes it).
+    pub fn named(name: &str) -> Option<Protocol> {
+        [Protocol::Http10, Protocol::Http11, Protocol::H2]
+            .into_iter()
+            .find(|p| p.as_str() == name)
+    }
+}
+
+impl serde::Serialize for Protocol {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -229,6 +268,11 @@ fn parse_head(conn: &mut Connection, keep_head: bool) -> Result<Option<Response>
     let response = Response {
         status,
         version,
+        protocol: if version == 0 {
+            Protocol::Http10
+        } else {
+            Protocol::Http11
+        },
         headers: parsed
             .headers
             .iter()

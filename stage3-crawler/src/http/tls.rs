@@ -31,8 +31,12 @@ use super::error::FetchError;
 
 // ANCHOR: client_config
 /// The client side of TLS that every connection shares: the roots we
-/// trust, the protocol versions and ciphers, the ALPN protocol.
-pub(crate) fn client_config(extra_roots: &[CertificateDer<'static>]) -> Arc<ClientConfig> {
+/// trust, the protocol versions and ciphers, and the application protocols
+/// we offer (ALPN): `h2` first when `http2`, then `http/1.1`.
+pub(crate) fn client_config(
+    extra_roots: &[CertificateDer<'static>],
+    http2: bool,
+) -> Arc<ClientConfig> {
     let mut roots = RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
@@ -49,8 +53,12 @@ pub(crate) fn client_config(extra_roots: &[CertificateDer<'static>]) -> Arc<Clie
         .expect("ring supports the default protocol versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
-    // We speak HTTP/1.1 only; saying so keeps a server from choosing h2.
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // The server picks one; offering http/1.1 alone keeps it from h2.
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     Arc::new(config)
 }
 // ANCHOR_END: client_config
@@ -283,6 +291,31 @@ impl TlsStream {
         Ok(())
     }
     // ANCHOR_END: write_all
+
+    /// Writes what fits in rustls's queue (sending what it held first if it
+    /// is full); the records go out with [`poll_send`](Self::poll_send).
+    pub(crate) fn poll_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let n = self.tls.writer().write(buf)?;
+        if n > 0 || buf.is_empty() {
+            return Poll::Ready(Ok(n));
+        }
+        ready!(self.poll_flush(cx))?;
+        Poll::Ready(self.tls.writer().write(buf))
+    }
+
+    /// Sends the records rustls has queued.
+    pub(crate) fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
+    }
+
+    /// Whether the handshake chose HTTP/2.
+    pub(crate) fn alpn_is_h2(&self) -> bool {
+        self.tls.alpn_protocol() == Some(b"h2")
+    }
 
     pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()

@@ -443,6 +443,7 @@ mod tests {
             peer: None,
             request: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
             head: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n".to_vec(),
+            protocol: crate::http::Protocol::Http11,
             chunked: false,
             body: b"x".to_vec(),
             truncated: false,

@@ -43,6 +43,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::http::Protocol;
 use crate::polite::politeness::RobotsOutcome;
 use crate::polite::robots::RobotsSource;
 use crate::seams::{Observer, Work};
@@ -586,6 +587,7 @@ pub(crate) fn stat_json(stat: &FetchStatistic) -> Value {
         "num_urls": stat.num_urls,
         "num_new_urls": stat.num_new_urls,
         "wire_size": stat.wire_size,
+        "protocol": stat.protocol,
     })
 }
 
@@ -612,6 +614,11 @@ pub(crate) fn stat_from_json(v: &Value) -> Option<FetchStatistic> {
         num_urls: usize::try_from(v["num_urls"].as_u64()?).ok()?,
         num_new_urls: usize::try_from(v["num_new_urls"].as_u64()?).ok()?,
         wire_size: v["wire_size"].as_u64()?,
+        // Journals written before HTTP/2 have none.
+        protocol: v["protocol"]
+            .as_str()
+            .and_then(Protocol::named)
+            .map(Protocol::as_str),
     })
 }
 
@@ -654,6 +661,7 @@ mod tests {
             num_urls: 1,
             num_new_urls: 1,
             wire_size: 3,
+            protocol: Some("http/1.1"),
         }
     }
 

@@ -33,6 +33,8 @@ use flate2::write::GzEncoder;
 use ring::rand::{SecureRandom, SystemRandom};
 use sha1::{Digest, Sha1};
 
+use crate::http::Protocol;
+
 pub use crate::http::Exchange;
 
 /// What the `warcinfo` record at the start of a file says about the crawl.
@@ -132,6 +134,11 @@ impl RecordWriter {
             ];
             if let Some(ip) = exchange.peer {
                 fields.push(("WARC-IP-Address", ip.to_string()));
+            }
+            // The head is written as HTTP/1.1 would have sent it; this says
+            // what really crossed the wire, as Common Crawl and Heritrix do.
+            if exchange.protocol == Protocol::H2 {
+                fields.push(("WARC-Protocol", "h2".to_string()));
             }
             fields
         };
@@ -450,6 +457,7 @@ mod tests {
             peer: Some("127.0.0.1".parse().unwrap()),
             request: b"GET /a HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n".to_vec(),
             head: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n".to_vec(),
+            protocol: crate::http::Protocol::Http11,
             chunked: false,
             body: b"hi".to_vec(),
             truncated: false,

@@ -204,6 +204,17 @@ pub struct Args {
               .try_map(|path| parse_ca_file(Path::new(&path))))]
     pub ca_file: Vec<CaFile>,
 
+    /// Whether to speak HTTP/2 over https: auto offers it in the TLS
+    /// handshake and speaks it where the server chooses it (one connection
+    /// per origin, --per-host streams on it); never speaks HTTP/1.1 only.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = Http2::Auto)]
+    pub http2: Http2,
+
+    /// Speak HTTP/2 to http:// URLs from the first byte, without asking
+    /// (h2c, as curl's option of that name): for servers known to speak it.
+    #[arg(long = "http2-prior-knowledge")]
+    pub http2_prior_knowledge: bool,
+
     /// Keep every HTTP exchange (robots.txt, redirects and errors with a
     /// status included) in a WARC 1.1 archive: the request as sent and the
     /// response as received. A name ending in .gz compresses each record.
@@ -316,6 +327,15 @@ pub enum Report {
     Json,
 }
 
+/// `--http2`: when to speak HTTP/2 over https.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Http2 {
+    /// Where the server chooses it in the TLS handshake.
+    Auto,
+    /// Never: HTTP/1.1 only.
+    Never,
+}
+
 /// One `--ca-file PEM`: the file and the certificates in it.
 #[derive(Clone, Debug)]
 pub struct CaFile {
@@ -391,6 +411,8 @@ impl Args {
                     .flat_map(|f| f.certs.iter().cloned())
                     .collect(),
                 user_agent: self.user_agent.clone(),
+                http2: self.http2 == Http2::Auto,
+                http2_prior_knowledge: self.http2_prior_knowledge,
                 ..ClientConfig::default()
             },
             polite: PoliteConfig {

@@ -99,6 +99,9 @@ pub const OPTIONS: &[(&str, Scope)] = &[
     ("fetch_timeout", Scope::Process),
     ("resolve", Scope::Process),
     ("ca_file", Scope::Process),
+    // How this process talks to a server, not what it fetches.
+    ("http2", Scope::Process),
+    ("http2_prior_knowledge", Scope::Process),
     ("parse_threads", Scope::Process),
     ("loops", Scope::Process),
     ("verbose", Scope::Process),

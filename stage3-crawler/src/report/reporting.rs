@@ -353,6 +353,7 @@ mod tests {
             num_urls: 3,
             num_new_urls: 2,
             wire_size: 10,
+            protocol: Some("http/1.1"),
         }
     }
 
@@ -501,7 +502,7 @@ mod tests {
         );
         assert_eq!(
             json_line(&failed),
-            r#"{"url":"http://h/f","next_url":null,"status":null,"exception":"gone","size":0,"content_type":null,"encoding":null,"num_urls":0,"num_new_urls":0,"wire_size":0}"#
+            r#"{"url":"http://h/f","next_url":null,"status":null,"exception":"gone","size":0,"content_type":null,"encoding":null,"num_urls":0,"num_new_urls":0,"wire_size":0,"protocol":null}"#
         );
     }
 }

@@ -4,11 +4,13 @@
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
 use demo_site::{DemoSite, SiteConfig};
 
+pub mod nginx;
 pub mod static_site;
 use stage3_crawler::http::ClientConfig;
 use stage3_crawler::logging::{Level, LogLine};
@@ -148,4 +150,23 @@ pub fn assert_spaced(log: &[(Duration, String)], delay: Duration) {
             pair[1].1
         );
     }
+}
+
+/// A program of `.ci/venv`, where `.ci/test` installs the Python tools,
+/// or else on `PATH`. Missing, the test fails and says how to get it.
+pub fn python_tool(name: &str) -> PathBuf {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.ci/venv/bin")
+        .join(name);
+    if venv.exists() {
+        return venv;
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join(name))
+        .find(|p| p.exists());
+    on_path.unwrap_or_else(|| {
+        panic!("{name} not found: run the tests with .ci/test, which installs warcio into .ci/venv")
+    })
 }
