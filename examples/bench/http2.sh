@@ -31,7 +31,7 @@ crawler=target/release/stage3-crawler
 
 dir=$(mktemp -d)
 chmod 755 "$dir"
-trap '[ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null; rm -rf "$dir"' EXIT
+trap '[ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 
 # The site: the docs-site shape, pages of about 8 KB with 20 links each
 # (a tree, so that the crawl goes level by level, and the rest back into
@@ -73,7 +73,6 @@ http {
     scgi_temp_path $dir/scgi;
     gzip on;
     keepalive_requests 100000;
-    http2_max_requests 100000;
     server {
         listen 127.0.0.1:$port ssl http2;
         ssl_certificate $dir/cert.pem;

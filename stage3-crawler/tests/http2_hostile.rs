@@ -86,10 +86,15 @@ impl Peer {
     /// The next request's stream id (its HEADERS), answering SETTINGS on
     /// the way; `None` when the client has gone.
     fn request(&mut self) -> Option<u32> {
+        self.request_frame().map(|frame| frame.stream)
+    }
+
+    /// The next request's HEADERS frame.
+    fn request_frame(&mut self) -> Option<Frame> {
         loop {
             let frame = self.frame()?;
             match frame.kind {
-                HEADERS => return Some(frame.stream),
+                HEADERS => return Some(frame),
                 SETTINGS if frame.flags & ACK == 0 => self.send(SETTINGS, ACK, 0, &[]).ok()?,
                 _ => {}
             }
@@ -237,12 +242,15 @@ fn many_requests_share_one_connection_within_the_servers_stream_limit() {
 fn a_server_that_never_opens_its_window_still_answers_a_get() {
     // Its window for us is 0 and never grows: a GET sends no DATA, so it
     // needs none.
-    let server = Server::start(|socket, _| {
+    let server = Server::start(|socket, seen| {
         let Some(mut peer) = Peer::accept(socket, &[(0x4, 0)]) else {
             return;
         };
-        while let Some(id) = peer.request() {
-            peer.answer(id, b"fine").unwrap();
+        while let Some(frame) = peer.request_frame() {
+            seen.lock()
+                .unwrap()
+                .push(format!("{:#04x}", frame.payload[0]));
+            peer.answer(frame.stream, b"fine").unwrap();
         }
     });
     let results = get_each(&[server.url("/"), server.url("/again")]);
@@ -250,6 +258,9 @@ fn a_server_that_never_opens_its_window_still_answers_a_get() {
         assert_eq!(r.unwrap().body, b"fine");
     }
     assert_eq!(server.connections(), 1);
+    // The first header block opens with a dynamic table size update to 0
+    // (0x20); the next starts with its first field, :method GET (0x82).
+    assert_eq!(server.seen(), ["0x20", "0x82"]);
 }
 
 #[test]

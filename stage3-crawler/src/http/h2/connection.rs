@@ -148,6 +148,9 @@ struct State {
     /// GET has no body), but a window pushed past 2^31-1 is still an error.
     send_window: i64,
     encoder: Encoder<'static>,
+    /// Whether our first header block, which sizes our encoder's dynamic
+    /// table to 0, has been sent.
+    table_sized: bool,
     decoder: Decoder<'static>,
     block: Option<Block>,
     /// The connection's receive window, and what arrived since our last
@@ -186,6 +189,8 @@ impl Connection {
             &mut out,
         );
         frame::window_update(0, CONNECTION_WINDOW - DEFAULT_WINDOW, &mut out);
+        let mut encoder = Encoder::new();
+        encoder.set_max_table_size(0);
         let mut decoder = Decoder::new();
         decoder.set_max_allowed_table_size(HEADER_TABLE as usize);
         let state = Rc::new(RefCell::new(State {
@@ -197,7 +202,8 @@ impl Connection {
             waiting: VecDeque::new(),
             peer_max_frame: MAX_FRAME,
             send_window: i64::from(DEFAULT_WINDOW),
-            encoder: Encoder::new(),
+            encoder,
+            table_sized: false,
             decoder,
             block: None,
             window: i64::from(CONNECTION_WINDOW),
@@ -261,7 +267,16 @@ impl Connection {
         let mut state = self.state.borrow_mut();
         let id = state.next_id;
         state.next_id += 2;
-        let block = state.encoder.encode(fields.iter().copied());
+        // Our first block starts by setting our encoder's dynamic table to
+        // size 0 (RFC 7541 section 6.3): valid whatever size the server
+        // allows, now or after any SETTINGS. Every name a GET sends is in
+        // HPACK's static table, so the dynamic one would gain nothing.
+        let mut block = if std::mem::replace(&mut state.table_sized, true) {
+            Vec::new()
+        } else {
+            vec![0x20]
+        };
+        block.extend(state.encoder.encode(fields.iter().copied()));
         state.send_headers(id, &block);
         state.streams.insert(
             id,
@@ -926,10 +941,6 @@ impl State {
         };
         for (id, value) in pairs {
             match id {
-                setting::HEADER_TABLE_SIZE => {
-                    self.encoder
-                        .set_max_table_size(value.min(HEADER_TABLE) as usize);
-                }
                 setting::ENABLE_PUSH if value > 1 => {
                     return Err(violation(Reason::ProtocolError, "ENABLE_PUSH above 1"));
                 }
