@@ -9,20 +9,23 @@
 #          a time on one connection: the fetching alone, no parsing, no
 #          discovering; what no crawler can beat
 #
-#   examples/bench/http2.sh [--pages N] [--rounds N]
+#   examples/bench/http2.sh [--pages N] [--rounds N] [--out FILE]
 #
-# It prints the medians of wall time and CPU time (user + system, the
+# It prints (and with --out, writes as Markdown for the book) the medians of wall time and CPU time (user + system, the
 # process and its children), CPU per URL, the connections nginx saw, and
 # the ratios h2 / h1 (targets: wall <= 1.0, CPU per URL <= 1.2) and
 # h2 / floor. Build stage 3 first (cargo build --release -p stage3-crawler).
+# The book's table: --out book/src/generated/performance-http2.md
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-pages=2000
+pages=10000
 rounds=5
+out=
 while [ $# -gt 0 ]; do
   case "$1" in
     --pages) pages=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
     *) sed -n '2,18p' "$0"; exit 2 ;;
   esac
 done
@@ -111,7 +114,7 @@ for round in $(seq 1 "$rounds"); do
   for way in h2 h1 floor; do echo "$way $(run "$way")"; done
 done >"$dir/results"
 
-python3 - "$dir/results" "$pages" <<'PY'
+python3 - "$dir/results" "$pages" "$(nproc)" <<'PY' | tee "${out:-/dev/null}"
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -119,13 +122,16 @@ for line in open(sys.argv[1]):
     rows.setdefault(way, []).append((float(wall), float(cpu), int(conns)))
 urls = int(sys.argv[2]) + 1
 med = {w: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v), max(r[2] for r in v)) for w, v in rows.items()}
-print(f"HTTP/2 against HTTP/1.1: nginx over TLS, {urls} URLs, {len(rows['h2'])} rounds, medians")
+print(f"HTTP/2 against HTTP/1.1: nginx over TLS (one worker), {urls} URLs, {len(rows['h2'])} rounds, medians, {sys.argv[3]} cores")
+print()
 print(f"| run | wall (s) | CPU (s) | CPU per URL (µs) | connections |")
 print(f"|---|---|---|---|---|")
 for way, name in [("h2", "stage 3, --http2 auto"), ("h1", "stage 3, --http2 never"), ("floor", "curl --http2 --parallel (the floor)")]:
     wall, cpu, conns = med[way]
     print(f"| {name} | {wall:.3f} | {cpu:.3f} | {cpu / urls * 1e6:.0f} | {conns} |")
 h2, h1, floor = med["h2"], med["h1"], med["floor"]
+print()
 print(f"h2 / h1: wall {h2[0] / h1[0]:.2f} (target <= 1.0), CPU per URL {h2[1] / h1[1]:.2f} (target <= 1.2)")
+print()
 print(f"h2 / floor: wall {h2[0] / floor[0]:.2f}, CPU {h2[1] / floor[1]:.2f}")
 PY

@@ -337,7 +337,7 @@ fn a_dynamic_table_size_update_past_what_we_allowed_is_refused() {
     assert_eq!(
         error_of(&results[0]),
         "http2: HTTP/2 error from the server (COMPRESSION_ERROR): a header block HPACK cannot \
-         decode: Dynamic table size exceeds the maximum size"
+         decode: a dynamic table size update to 8192 bytes, past the 4096 we allowed"
     );
 }
 

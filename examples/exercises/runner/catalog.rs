@@ -59,6 +59,7 @@ impl Exercise {
             "coordinating-coroutines.md" => "Coordinating Coroutines",
             "good-citizen.md" => "Being a Good Citizen",
             "beyond-one-core.md" => "Beyond One Core",
+            "http2.md" => "HTTP/2: One Connection, Many Streams",
             other => other,
         }
     }
@@ -218,6 +219,12 @@ pub static PLANTED: &[Planted] = &[
             "a_value_sent_from_another_thread_always_wakes_the_receiver",
             "two_senders_on_two_threads_lose_no_wake_and_no_value",
         ],
+    },
+    Planted {
+        number: "18",
+        round: 1,
+        trap: "a frame wakes every waiting request, not only its own stream's",
+        caught_by: &["a_frame_wakes_its_own_stream_and_no_other"],
     },
 ];
 
@@ -764,6 +771,35 @@ pub static EXERCISES: &[Exercise] = &[
             (
                 "two_senders_on_two_threads_lose_no_wake_and_no_value",
                 "Two senders on two threads, each sending once. A lost wakeup here but not with one sender usually means a second send found the waker already taken and the receiver had not stored it again; a value lost means two pushes raced (a push outside the lock), and a count of senders that never reaches 0 means `clone` does not add to it.",
+            ),
+        ],
+    },
+    Exercise {
+        number: "18",
+        slug: "h2_demux",
+        title: "Hand each frame to its stream",
+        stars: 2,
+        chapter: "http2.md",
+        builds_on: &[],
+        goal: "Write the meeting point of an HTTP/2 connection task and its requests: `deliver`, which keeps each frame for the stream it names and wakes that stream's request, and no other, and `poll_frame`, which takes a stream's frames in order.",
+        nudge: "It is the reactor one level up: a slot per stream, as the reactor keeps a registration per socket, holding the frames not yet taken and the waker of the request that waits. `deliver` looks up one slot by the frame's stream id; it never needs to look at the others. HTTP/2: One Connection, Many Streams, \"The connection task is a reactor\", and the `Slot` in stage3-crawler/src/http/h2/connection.rs show the grown-up version.",
+        hint: "`deliver`: borrow the map, `get_mut(&frame.stream)`; none means `return false`; otherwise `frames.push_back(frame)` and `waker.take()`; let the borrow go, wake what you took, return `true`. `poll_frame`: if `ended`, `Ready(None)`; borrow, find the slot (gone: `Ready(None)`); `pop_front` a frame, set `ended = frame.end`, and return it; none: store `cx.waker().clone()` in the slot and return `Pending`. `Drop`: remove the slot from the map.",
+        pointers: &[
+            (
+                "a_frame_wakes_its_own_stream_and_no_other",
+                "Two requests wait, on streams 1 and 3, with wakers that count. \"must wake stream 3's request once, and not stream 1's\" shows the counts: (1, 1) means `deliver` wakes every waiting request, or the wrong slot's waker; (0, 0) means the waker was not stored by `poll_frame` or not taken by `deliver`; 2 means a waker was woken twice. A frame that reached the wrong stream means `deliver` pushed into a slot other than `frame.stream`'s.",
+            ),
+            (
+                "frames_that_come_before_the_first_poll_are_kept_in_order",
+                "Three frames are delivered before the request polls at all. `Pending` at the first poll means `deliver` dropped a frame for a stream whose request was not waiting yet (it must keep it); the wrong order means one side uses the back of the queue; `Ready(Some)` after the third frame means the stream's end (`frame.end`) was not noted.",
+            ),
+            (
+                "a_frame_for_a_stream_not_open_is_dropped",
+                "`deliver` must say `false` for a stream never opened, and for one whose `Stream` was dropped. An open-stream count still 1 after the drop means `Drop for Stream` does not remove the slot; then frames for a request given up would pile up forever.",
+            ),
+            (
+                "eight_requests_each_get_exactly_their_own_frames",
+                "Eight tasks on the runtime, each reading one stream to its end, while a connection task delivers their frames interleaved. A hang until the guard means a request was never woken (a waker not stored, or stored after the look in a separate borrow that a frame slipped between); bodies mixed up mean frames went to the wrong slots.",
             ),
         ],
     },

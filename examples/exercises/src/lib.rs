@@ -5,7 +5,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | `ex01_echo_callbacks` ... `ex17_loop_channel` | the exercises, one file each (README.md lists them) |
+//! | `ex01_echo_callbacks` ... `ex18_h2_demux` | the exercises, one file each (README.md lists them) |
 //! | `support` | helpers the exercises share, each a small finished example |
 //!
 //! The `solutions` feature compiles the solutions in place of the starters;
@@ -69,6 +69,9 @@ pub mod ex16_graceful_shutdown;
 #[cfg(not(any(feature = "wrong", feature = "graded")))]
 #[cfg_attr(feature = "solutions", path = "../solutions/ex17_loop_channel.rs")]
 pub mod ex17_loop_channel;
+#[cfg(not(any(feature = "wrong", feature = "graded")))]
+#[cfg_attr(feature = "solutions", path = "../solutions/ex18_h2_demux.rs")]
+pub mod ex18_h2_demux;
 
 #[cfg(all(feature = "wrong", feature = "graded"))]
 compile_error!("the wrong and graded features each replace the exercises: one at a time");

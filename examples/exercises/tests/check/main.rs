@@ -27,3 +27,4 @@ mod ex14_robots_txt;
 mod ex15_backoff;
 mod ex16_graceful_shutdown;
 mod ex17_loop_channel;
+mod ex18_h2_demux;

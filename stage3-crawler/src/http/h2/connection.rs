@@ -16,11 +16,11 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use log::debug;
-use loona_hpack::{Decoder, Encoder};
 
 use super::super::error::FetchError;
 use super::super::stream::Stream;
 use super::frame::{self, HEADER_LEN, Head, MAX_FRAME, Reason, flag, kind, setting};
+use super::hpack::{self, Decoder};
 
 /// The window we give each stream, and the connection as a whole: wide
 /// open, so that a big page is not throttled by round trips (curl's 64 KiB
@@ -147,11 +147,10 @@ struct State {
     /// What we may still send before a WINDOW_UPDATE. We send no DATA (a
     /// GET has no body), but a window pushed past 2^31-1 is still an error.
     send_window: i64,
-    encoder: Encoder<'static>,
     /// Whether our first header block, which sizes our encoder's dynamic
     /// table to 0, has been sent.
     table_sized: bool,
-    decoder: Decoder<'static>,
+    decoder: Decoder,
     block: Option<Block>,
     /// The connection's receive window, and what arrived since our last
     /// WINDOW_UPDATE for it.
@@ -189,10 +188,6 @@ impl Connection {
             &mut out,
         );
         frame::window_update(0, CONNECTION_WINDOW - DEFAULT_WINDOW, &mut out);
-        let mut encoder = Encoder::new();
-        encoder.set_max_table_size(0);
-        let mut decoder = Decoder::new();
-        decoder.set_max_allowed_table_size(HEADER_TABLE as usize);
         let state = Rc::new(RefCell::new(State {
             out,
             task: None,
@@ -202,9 +197,8 @@ impl Connection {
             waiting: VecDeque::new(),
             peer_max_frame: MAX_FRAME,
             send_window: i64::from(DEFAULT_WINDOW),
-            encoder,
             table_sized: false,
-            decoder,
+            decoder: Decoder::new(HEADER_TABLE as usize),
             block: None,
             window: i64::from(CONNECTION_WINDOW),
             unacked: 0,
@@ -267,16 +261,9 @@ impl Connection {
         let mut state = self.state.borrow_mut();
         let id = state.next_id;
         state.next_id += 2;
-        // Our first block starts by setting our encoder's dynamic table to
-        // size 0 (RFC 7541 section 6.3): valid whatever size the server
-        // allows, now or after any SETTINGS. Every name a GET sends is in
-        // HPACK's static table, so the dynamic one would gain nothing.
-        let mut block = if std::mem::replace(&mut state.table_sized, true) {
-            Vec::new()
-        } else {
-            vec![0x20]
-        };
-        block.extend(state.encoder.encode(fields.iter().copied()));
+        let mut block = Vec::new();
+        let first = !std::mem::replace(&mut state.table_sized, true);
+        hpack::encode(fields, first, &mut block);
         state.send_headers(id, &block);
         state.streams.insert(
             id,
@@ -818,10 +805,10 @@ impl State {
     fn on_block(&mut self, block: Block) -> Result<(), (Reason, String)> {
         let mut fields = Vec::new();
         let mut size = 0usize;
-        let decoded = self.decoder.decode_with_cb(&block.bytes, |name, value| {
-            size += name.len() + value.len() + 32;
+        let decoded = self.decoder.decode(&block.bytes, |name, value| {
+            size += hpack::field_size(name, value);
             if size <= MAX_HEADER_LIST as usize {
-                fields.push((text(&name), text(&value)));
+                fields.push((text(name), text(value)));
             }
         });
         if let Err(e) = decoded {

@@ -6,11 +6,12 @@
 //! `frame.rs` reads and writes frames; `connection.rs` is the task that
 //! owns the socket and hands each frame to its stream; this file turns a
 //! GET into a stream's header fields, and its answer into a [`Response`].
-//! HPACK (RFC 7541), the header compression, is `loona-hpack`'s: a sans-IO
-//! codec that brings no runtime of its own.
+//! `hpack.rs` and `huffman.rs` are the header compression (RFC 7541).
 
 mod connection;
 mod frame;
+mod hpack;
+mod huffman;
 
 use std::time::Duration;
 
