@@ -139,6 +139,9 @@ impl Crawler {
         for worker in &workers {
             worker.cancel();
         }
+        // The chapter's crawler closes its session when it is done; ours
+        // says goodbye on the connections that need one (HTTP/2's).
+        self.client.close().await;
         let unfinished = self
             .current
             .borrow_mut()

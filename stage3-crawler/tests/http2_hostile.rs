@@ -591,3 +591,33 @@ fn a_body_over_the_cap_resets_its_stream_and_the_connection_goes_on() {
     assert_eq!(server.seen(), ["reset stream 1 code 8"]);
     assert_eq!(server.connections(), 1);
 }
+
+#[test]
+fn requests_waiting_for_a_connection_that_fails_share_its_error() {
+    // Eight requests at once to an https origin, which must get one
+    // connection: the first connects while the others wait. The server
+    // reads the ClientHello and closes, so the handshake fails; the seven that waited
+    // fail with the same error, instead of each trying in turn.
+    let server = Server::start(|mut socket, _| {
+        // Read the whole ClientHello record first: closing with bytes
+        // unread would send a reset instead of an end of stream.
+        let mut head = [0u8; 5];
+        if socket.read_exact(&mut head).is_ok() {
+            let mut hello = vec![0u8; usize::from(u16::from_be_bytes([head[3], head[4]]))];
+            let _ = socket.read_exact(&mut hello);
+        }
+    });
+    let url = Url::parse(&format!("https://127.0.0.1:{}/", server.addr.port())).unwrap();
+    let urls = vec![url; 8];
+    let client = Client::new(ClientConfig::default());
+    let results =
+        runtime::run_until_complete(runtime::gather(urls.iter().map(|url| client.get(url))))
+            .unwrap();
+    for r in &results {
+        assert_eq!(
+            error_of(r),
+            "tls: connection closed during the TLS handshake"
+        );
+    }
+    assert_eq!(server.connections(), 1);
+}

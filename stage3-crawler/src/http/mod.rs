@@ -112,14 +112,24 @@ pub struct Client {
     /// What we know of each origin's HTTP/2: its one connection, or that
     /// it speaks HTTP/1.1 only.
     h2: RefCell<HashMap<Origin, H2Origin>>,
+    /// The tasks of the HTTP/2 connections still running, for `close`.
+    h2_tasks: RefCell<Vec<runtime::JoinHandle<()>>>,
+    /// HTTP/2 connection attempts made, to number them.
+    h2_attempts: Cell<u64>,
 }
 
 // ANCHOR: h2_origin
 /// An origin, as far as HTTP/2 goes.
 enum H2Origin {
-    /// A request is connecting; the others wait for it, so that the
-    /// origin gets one connection, not one per request.
-    Connecting(Vec<Waker>),
+    /// A request is connecting (attempt number, waiting requests); the
+    /// others wait for it, so that the origin gets one connection, not one
+    /// per request.
+    Connecting(u64, Vec<Waker>),
+    /// That attempt failed: the requests that waited for it fail with it,
+    /// rather than each trying in turn (eight connect timeouts, one after
+    /// another, to a host that does not answer). A later request tries
+    /// again.
+    Failed(u64, FetchError),
     /// Its connection, which every request to the origin shares.
     Ready(h2::Connection),
     /// The server chose HTTP/1.1: the pool of keep-alive connections, as
@@ -139,6 +149,8 @@ impl Client {
             resolved: RefCell::new(HashMap::new()),
             listener: RefCell::new(None),
             h2: RefCell::new(HashMap::new()),
+            h2_tasks: RefCell::new(Vec::new()),
+            h2_attempts: Cell::new(0),
         }
     }
 
@@ -294,25 +306,35 @@ impl Client {
         &self,
         origin: &Origin,
     ) -> Result<Option<(h2::Connection, bool)>, FetchError> {
+        // The attempt this request waited for, if it waited.
+        let mut waited = None;
         loop {
-            let connecting = {
+            let attempt = {
                 let mut map = self.h2.borrow_mut();
                 match map.get(origin) {
                     Some(H2Origin::Ready(conn)) if conn.is_usable() => {
                         return Ok(Some((conn.clone(), false)));
                     }
                     Some(H2Origin::Http1) => return Ok(None),
-                    Some(H2Origin::Connecting(_)) => true,
-                    Some(H2Origin::Ready(_)) | None => {
-                        map.insert(origin.clone(), H2Origin::Connecting(Vec::new()));
-                        false
+                    Some(H2Origin::Failed(attempt, error)) if waited == Some(*attempt) => {
+                        return Err(error.clone());
+                    }
+                    Some(H2Origin::Connecting(attempt, _)) => {
+                        waited = Some(*attempt);
+                        None
+                    }
+                    _ => {
+                        let attempt = self.h2_attempts.get() + 1;
+                        self.h2_attempts.set(attempt);
+                        map.insert(origin.clone(), H2Origin::Connecting(attempt, Vec::new()));
+                        Some(attempt)
                     }
                 }
             };
-            if connecting {
+            let Some(attempt) = attempt else {
                 // Another request is connecting: wait for its outcome.
                 poll_fn(|cx| match self.h2.borrow_mut().get_mut(origin) {
-                    Some(H2Origin::Connecting(waiting)) => {
+                    Some(H2Origin::Connecting(_, waiting)) => {
                         waiting.push(cx.waker().clone());
                         Poll::Pending
                     }
@@ -320,14 +342,20 @@ impl Client {
                 })
                 .await;
                 continue;
-            }
+            };
             // Ours to open. Should this future be dropped halfway (a
             // timeout), the guard lets the waiting requests try in turn.
             let guard = Connecting {
                 client: self,
                 origin,
             };
-            let conn = self.connect(origin).await?;
+            let conn = match self.connect(origin).await {
+                Ok(conn) => conn,
+                Err(error) => {
+                    guard.settle(H2Origin::Failed(attempt, error.clone()));
+                    return Err(error);
+                }
+            };
             let plain_h2 = origin.scheme == "http" && self.config.http2_prior_knowledge;
             if conn.is_h2() || plain_h2 {
                 let h2 = self.start_h2(origin, conn);
@@ -344,14 +372,18 @@ impl Client {
 
     fn start_h2(&self, origin: &Origin, conn: Connection) -> h2::Connection {
         debug!("HTTP/2 with {}:{}", origin.host, origin.port);
-        h2::Connection::start(conn.into_stream(), &origin.host)
+        let (h2, task) = h2::Connection::start(conn.into_stream(), &origin.host);
+        let mut tasks = self.h2_tasks.borrow_mut();
+        tasks.retain(|task| !task.is_finished());
+        tasks.push(task);
+        h2
     }
 
     /// Records what `origin` speaks, waking the requests that waited to
     /// know.
     fn set_h2(&self, origin: &Origin, state: H2Origin) {
         let before = self.h2.borrow_mut().insert(origin.clone(), state);
-        if let Some(H2Origin::Connecting(waiting)) = before {
+        if let Some(H2Origin::Connecting(_, waiting)) = before {
             waiting.into_iter().for_each(Waker::wake);
         }
     }
@@ -449,6 +481,24 @@ impl Client {
     }
     // ANCHOR_END: connect
 
+    /// Closes the client's connections, as the chapter's crawler closes its
+    /// aiohttp session when the crawl is done: each HTTP/2 connection says
+    /// GOAWAY, and its task ends before this returns. (Idle HTTP/1.1
+    /// connections need no goodbye; they close when the client is dropped.)
+    pub async fn close(&self) {
+        for origin in self.h2.borrow().values() {
+            if let H2Origin::Ready(conn) = origin {
+                conn.close();
+            }
+        }
+        let tasks = std::mem::take(&mut *self.h2_tasks.borrow_mut());
+        for task in tasks {
+            // A connection task never panics on what a server sends; if it
+            // did, the crawl is over anyway.
+            let _ = task.await;
+        }
+    }
+
     /// Connections opened so far.
     pub fn connections_opened(&self) -> u64 {
         self.pool.opened()
@@ -489,7 +539,7 @@ impl Connecting<'_> {
 impl Drop for Connecting<'_> {
     fn drop(&mut self) {
         let before = self.client.h2.borrow_mut().remove(self.origin);
-        if let Some(H2Origin::Connecting(waiting)) = before {
+        if let Some(H2Origin::Connecting(_, waiting)) = before {
             waiting.into_iter().for_each(Waker::wake);
         }
     }

@@ -174,7 +174,7 @@ impl Connection {
     /// Starts HTTP/2 on a connected stream (TLS that chose `h2`, or plain
     /// TCP with prior knowledge): queues the preface and our SETTINGS, and
     /// spawns the task that owns the socket from now on.
-    pub(crate) fn start(stream: Stream, name: &str) -> Connection {
+    pub(crate) fn start(stream: Stream, name: &str) -> (Connection, runtime::JoinHandle<()>) {
         let peer = stream.peer_addr().ok().map(|a| a.ip());
         let mut out = frame::PREFACE.to_vec();
         frame::settings(
@@ -208,10 +208,10 @@ impl Connection {
             closing: false,
             peer,
         }));
-        runtime::TaskBuilder::new()
-            .name(format!("h2 {name}"))
+        let task = runtime::TaskBuilder::new()
+            .name(format!("connection {name}"))
             .spawn(drive(stream, Rc::clone(&state)));
-        Connection { state }
+        (Connection { state }, task)
     }
 
     /// Whether a new request may go on this connection.
@@ -225,8 +225,8 @@ impl Connection {
         self.state.borrow().peer
     }
 
-    /// Tells the task to say goodbye and stop once no stream is open: the
-    /// client is going away.
+    /// Tells the task to say goodbye (GOAWAY) and stop: the client is done
+    /// with it. A request still open on it fails.
     pub(crate) fn close(&self) {
         let mut state = self.state.borrow_mut();
         state.closing = true;
@@ -457,16 +457,15 @@ async fn drive(mut stream: Stream, state: Rc<RefCell<State>>) {
             }
             {
                 let mut st = state.borrow_mut();
-                if st.streams.is_empty() {
-                    if st.closing {
-                        frame::goaway(Reason::NoError, &mut st.out);
-                        return Poll::Ready(None);
-                    }
-                    // After the server's GOAWAY, its last stream done: the
-                    // connection has nothing left to carry.
-                    if matches!(st.ended, Some(Ended::GoAway { .. })) {
-                        return Poll::Ready(None);
-                    }
+                if st.closing {
+                    frame::goaway(Reason::NoError, &mut st.out);
+                    let why = "the client closed the connection";
+                    return Poll::Ready(Some((FetchError::Io(why.into()), why.into())));
+                }
+                // After the server's GOAWAY, its last stream done: the
+                // connection has nothing left to carry.
+                if st.streams.is_empty() && matches!(st.ended, Some(Ended::GoAway { .. })) {
+                    return Poll::Ready(None);
                 }
             }
             match stream.poll_read(cx, &mut chunk) {
