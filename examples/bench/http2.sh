@@ -18,6 +18,9 @@
 # The book's table: --out book/src/generated/performance-http2.md
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# Every server here is on 127.0.0.1: a proxy from the environment, which
+# the crawler honours as curl does, must not carry these requests.
+unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
 pages=10000
 rounds=5
 out=

@@ -12,6 +12,9 @@
 # machine: anything else running skews the numbers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# Every server here is on 127.0.0.1: a proxy from the environment, which
+# the crawler honours as curl does, must not carry these requests.
+unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
 # The fetch floor is curl fetching the crawl's URLs (--parallel); the
 # shared-frontier rows run a redis-server.
 missing=()

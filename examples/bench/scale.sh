@@ -12,6 +12,9 @@
 # spider-rs takes ten more. Run it on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# Every server here is on 127.0.0.1: a proxy from the environment, which
+# the crawler honours as curl does, must not carry these requests.
+unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
 cargo build --release -p stage3-crawler -p bench --bin stage3-crawler --bin scale
 if [ ! -x target/spider/bin/spider ]; then
   # The peer is optional: without it the table has stage 3's rows only.

@@ -105,6 +105,13 @@ pub fn main() -> ExitCode {
         .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
         .map(|id| id.to_string())
         .collect();
+    args.proxies = args
+        .read_proxies(|name| std::env::var(name).ok())
+        .unwrap_or_else(|e| {
+            Args::command()
+                .error(clap::error::ErrorKind::ValueValidation, e)
+                .exit()
+        });
     init_logging(args.log_level());
     match run(&args) {
         Ok(code) => code,

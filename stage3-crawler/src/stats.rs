@@ -20,7 +20,7 @@ pub struct Exception {
 
 impl Exception {
     /// Every kind the crawler gives an exception.
-    pub const KINDS: [&'static str; 16] = [
+    pub const KINDS: [&'static str; 17] = [
         "unsupported",
         "invalid_url",
         "dns",
@@ -33,6 +33,7 @@ impl Exception {
         "malformed",
         "truncated",
         "http2",
+        "proxy",
         "decode",
         "too_large",
         "internal",

@@ -1,6 +1,8 @@
 //! The command line, run as a real process: arguments, exit codes, the two
 //! report formats, logs on stderr, Ctrl-C and the progress line.
 
+mod common;
+
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -9,7 +11,7 @@ use demo_site::{DemoSite, SiteConfig};
 use regex::Regex;
 
 fn crawler() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    common::stage3()
 }
 
 fn run(args: &[&str]) -> Output {

@@ -137,12 +137,12 @@ fn shared_crawl(
     redis: &RedisServer,
     max: u32,
 ) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let frontier = redis
         .url(&format!("depth-{}-{max}", addr.port()))
         .to_string();
     let crawler = |args: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+        let mut command = common::stage3();
         command
             .args([
                 "--report",

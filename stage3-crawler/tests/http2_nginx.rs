@@ -206,7 +206,7 @@ fn the_command_line_archives_h2_exchanges_as_warcio_reads_them() {
     std::fs::create_dir_all(&dir).unwrap();
     let (ca, warc) = (dir.join("ca.pem"), dir.join("crawl.warc.gz"));
     std::fs::write(&ca, &nginx.cert_pem).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let out = common::stage3()
         .arg(nginx.url("/"))
         .arg("--ca-file")
         .arg(&ca)
@@ -276,4 +276,37 @@ with open(sys.argv[1], 'rb') as f:
         "{lines:#?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn through_a_proxy_h2_runs_inside_the_connect_tunnel() {
+    let site = Site::write("tunnel");
+    let nginx = Nginx::start(
+        "tunnel",
+        site.path(),
+        "absolute_redirect off; location = /old { return 301 /p/3.html; }",
+    );
+    let proxy = common::tinyproxy::Tinyproxy::start("h2", "");
+    let mut config = polite(&nginx, true);
+    config.client.proxies = stage3_crawler::http::Proxies::all(
+        stage3_crawler::http::Proxy::parse(&proxy.url()).unwrap(),
+        stage3_crawler::http::NoProxy::default(),
+    );
+    let c = crawl(&[nginx.url("/")], config);
+    let tunnels = proxy.stop();
+    let got: BTreeMap<String, u16> = c
+        .stats
+        .iter()
+        .map(|s| (s.url.clone(), s.status.unwrap_or(0)))
+        .collect();
+    assert_eq!(got, Site::expected(&nginx));
+    assert!(c.stats.iter().all(|s| s.protocol == Some("h2")));
+    // One tunnel, one connection, every request a stream on it.
+    assert_eq!(
+        tunnels,
+        [format!("CONNECT 127.0.0.1:{} HTTP/1.1", nginx.port)]
+    );
+    let log = nginx.log();
+    assert_eq!(log.len(), Site::expected(&nginx).len() + 1);
+    assert!(log.iter().all(|l| l.starts_with("HTTP/2.0 ")));
 }

@@ -159,7 +159,7 @@ fn a_root_still_being_fetched_is_not_lost() {
 /// SIGINTs at once when both workers are stuck, and returns its exit code
 /// and stdout.
 fn interrupt_twice(addr: SocketAddr, requests: &mpsc::Receiver<String>) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let mut child = common::stage3()
         .args([
             &format!("http://{addr}/"),
             "--max-tasks",

@@ -2,6 +2,8 @@
 //! exactly what one loop reports, the site sees each URL requested once,
 //! and Ctrl-C still names every URL seen, across loops.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -131,7 +133,7 @@ fn serve(stream: TcpStream, port: u16, stall: bool, seen: &Seen) {
 
 /// The crawler on the site with `loops` loops, its report in JSON.
 fn crawler(addr: SocketAddr, loops: usize) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+    let mut command = common::stage3();
     command.args(["--lenient", "--report", "json", "-q", "--loops"]);
     command.arg(loops.to_string());
     for n in 0..HOSTS {
@@ -290,7 +292,7 @@ fn ctrl_c_names_every_url_seen_on_every_loop() {
 
 /// The built-in demo site (one host, on one of the loops), with its port.
 fn demo_crawl(loops: usize) -> (BTreeSet<String>, Value) {
-    let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let output = common::stage3()
         .args(["--report", "json", "--loops", &loops.to_string()])
         .output()
         .unwrap();
@@ -375,7 +377,7 @@ fn the_polite_demo_site_on_two_loops_is_the_polite_demo_site_on_one() {
             ..demo_site::SiteConfig::default()
         })
         .unwrap();
-        let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        let output = common::stage3()
             .args(["--report", "json", "-q", "--loops", &loops.to_string()])
             // The calendar trap's first three months, whatever the order
             // the pages come in (its thousandth month would depend on it).
@@ -436,7 +438,7 @@ fn max_pages_counts_every_loops_pages() {
 
 #[test]
 fn the_progress_line_counts_every_loops_pages() {
-    let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let output = common::stage3()
         .args(["--loops", "2", "--progress", "always", "-q"])
         .output()
         .unwrap();
@@ -452,7 +454,7 @@ fn the_progress_line_counts_every_loops_pages() {
 
 #[test]
 fn what_several_loops_cannot_do_yet_is_a_usage_error() {
-    let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let output = common::stage3()
         .args(["--loops", "2", "--max-depth", "1", "http://127.0.0.1:1/"])
         .output()
         .unwrap();
@@ -463,7 +465,7 @@ fn what_several_loops_cannot_do_yet_is_a_usage_error() {
         "{stderr}"
     );
     // One loop takes everything.
-    let output = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let output = common::stage3()
         .args(["--loops", "1", "--max-depth", "0", "--report", "json"])
         .output()
         .unwrap();

@@ -1,6 +1,8 @@
 //! `kill -USR1 PID` prints the running crawler's task table and the crawl
 //! goes on.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -49,7 +51,7 @@ fn serve(stream: TcpStream, tx: &mpsc::Sender<String>) {
 #[test]
 fn sigusr1_prints_the_task_table_and_the_crawl_goes_on() {
     let (addr, requests) = stuck_site();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let mut child = common::stage3()
         .args([
             &format!("http://{addr}/"),
             "--max-tasks",

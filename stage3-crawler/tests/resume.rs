@@ -46,7 +46,7 @@ fn crawler(site: &DemoSite, state: Option<&Path>) -> Command {
 }
 
 fn crawler_with(site: &DemoSite, state: Option<&Path>, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+    let mut command = common::stage3();
     command.args(extra);
     command.args([
         &site.url("/"),
@@ -306,7 +306,7 @@ fn a_state_of_another_crawl_or_without_roots_is_refused() {
     finish(&site, &state);
     // Other roots: refused, and the state is left as it was.
     let before = std::fs::read(state.join("journal")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let out = common::stage3()
         .arg(site.url("/pages/"))
         .arg("--state")
         .arg(&state)
@@ -323,7 +323,7 @@ fn a_state_of_another_crawl_or_without_roots_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     // No roots: a usage error.
-    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let out = common::stage3()
         .arg("--state")
         .arg(&state)
         .output()
@@ -456,7 +456,7 @@ fn killed_in_the_middle_of_a_body_the_page_is_fetched_again_and_nothing_else() {
     let scratch = Scratch::new("mid-body");
     let state = scratch.0.join("state");
     let run = || {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+        let mut command = common::stage3();
         command
             .arg(format!("http://{addr}/"))
             .args(["--report", "json", "--state"])

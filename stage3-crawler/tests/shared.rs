@@ -27,7 +27,7 @@ fn slow_site() -> DemoSite {
 }
 
 fn crawler(extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+    let mut command = common::stage3();
     command.args(["--report", "json", "--max-tasks", &WORKERS.to_string()]);
     command.args(extra);
     command
@@ -298,7 +298,7 @@ fn max_depth_is_exact_over_every_process() {
 
 /// The whole crawl's text report, merged from Redis: its sitemap lines.
 fn merged_sitemaps(frontier: &str) -> Vec<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let out = common::stage3()
         .args(["--frontier", frontier, "--report-only", "--report", "text"])
         .output()
         .unwrap();
@@ -334,7 +334,7 @@ fn sitemaps_are_read_once_in_the_whole_crawl() {
     assert_eq!(out.status.code(), Some(0));
     let want = lines(&out);
     // The JSON report has no sitemap lines; the text report does.
-    let alone = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let alone = common::stage3()
         .args(&args)
         .args(["--report", "text", "--max-tasks", "3"])
         .output()
@@ -611,7 +611,7 @@ fn links_kept_in_the_process_still_count_in_each_page() {
     let redis = RedisServer::start();
     let frontier = redis.url("counts").to_string();
     let shared = finished(first(&site, &frontier, &[]));
-    let merged = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let merged = common::stage3()
         .args(["--frontier", &frontier, "--report-only", "--report", "json"])
         .output()
         .unwrap();
@@ -662,7 +662,7 @@ fn links_other_processes_saw_are_kept_back_and_still_count_in_each_page() {
         counts.extend(num_urls(&out.stdout));
     }
     assert_eq!(counts, want);
-    let merged_out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let merged_out = common::stage3()
         .args(["--frontier", &frontier, "--report-only", "--report", "json"])
         .output()
         .unwrap();

@@ -47,10 +47,7 @@ fn crawl_to(site: &DemoSite, path: &Path, args: &[&str]) {
     all.extend(["--warc".into(), path.to_str().unwrap().to_string()]);
     all.extend(["--report".into(), "json".into()]);
     all.extend(args.iter().map(|a| a.to_string()));
-    let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
-        .args(&all)
-        .output()
-        .unwrap();
+    let out = common::stage3().args(&all).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -188,7 +185,7 @@ fn a_gz_name_compresses_each_record_and_a_polite_crawl_archives_compressed_bodie
 /// `kill_at` requests, then kills the crawler with SIGKILL.
 fn crawl_and_kill(site: &DemoSite, warc: &Path, state: &Path, kill_at: u64) {
     site.reset_counters();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+    let mut child = common::stage3()
         .arg(site.url("/"))
         .args(["--max-tasks", "3", "--report", "json", "--warc"])
         .arg(warc)
@@ -226,7 +223,7 @@ fn killed_and_resumed_the_archive_stays_valid_and_holds_every_page() {
         bytes.extend_from_within(whole / 2..whole / 2 + 300);
         std::fs::write(&warc, &bytes).unwrap();
         // The last run finishes the crawl.
-        let out = Command::new(env!("CARGO_BIN_EXE_stage3-crawler"))
+        let out = common::stage3()
             .arg(site.url("/"))
             .args(["--max-tasks", "3", "--report", "json", "--warc"])
             .arg(&warc)

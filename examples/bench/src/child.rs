@@ -79,11 +79,31 @@ pub fn launch(program: &OsStr, args: &[OsString]) -> io::Result<(i32, Usage)> {
     launch_with(program, args, Stdio::inherit())
 }
 
+/// The proxy environment variables the crawlers read (curl's, and their
+/// upper-case forms).
+pub const PROXY_VARIABLES: [&str; 8] = [
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
 /// [`launch`], with the program's stdout going to `stdout` (a file, for a
 /// report too big to pass through the harness's memory).
 pub fn launch_with(program: &OsStr, args: &[OsString], stdout: Stdio) -> io::Result<(i32, Usage)> {
     let start = Instant::now();
-    let child = Command::new(program).args(args).stdout(stdout).spawn()?;
+    let mut command = Command::new(program);
+    command.args(args).stdout(stdout);
+    // The sites are on 127.0.0.1: a proxy from the environment, which the
+    // crawlers honour, must not carry the requests.
+    for name in PROXY_VARIABLES {
+        command.env_remove(name);
+    }
+    let child = command.spawn()?;
     let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
     let (status, usage) = reap(pid)?;
     let wall = start.elapsed();

@@ -101,6 +101,17 @@ impl Connection {
         self.stream
     }
 
+    /// The socket, for TLS to start on: a tunnel through a proxy, whose
+    /// answer to CONNECT has been read to its end.
+    pub(crate) fn into_tcp(self) -> Result<runtime::TcpStream, FetchError> {
+        match self.stream {
+            Stream::Plain(tcp) if self.buf.is_empty() => Ok(tcp),
+            _ => Err(FetchError::Proxy(
+                "the proxy sent bytes after its answer to CONNECT, before TLS began".into(),
+            )),
+        }
+    }
+
     pub(crate) fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
         self.stream.local_addr()
     }

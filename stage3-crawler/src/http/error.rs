@@ -41,6 +41,8 @@ pub enum FetchError {
     Malformed(String),
     /// The server closed the connection before the response was complete.
     Truncated(String),
+    /// The proxy refused the request or the tunnel (403, 407, ...).
+    Proxy(String),
     /// The server broke HTTP/2's rules (a frame it may not send, a flood,
     /// more than we allowed), or reset the request's stream.
     Http2(String),
@@ -75,6 +77,7 @@ impl FetchError {
                 | FetchError::Certificate(_)
                 | FetchError::Decode(_)
                 | FetchError::TooLarge { .. }
+                | FetchError::Proxy(_)
         )
     }
     // ANCHOR_END: retryable
@@ -106,6 +109,7 @@ impl FetchError {
             FetchError::Malformed(_) => "malformed",
             FetchError::Truncated(_) => "truncated",
             FetchError::Http2(_) => "http2",
+            FetchError::Proxy(_) => "proxy",
             FetchError::Decode(_) => "decode",
             FetchError::TooLarge { .. } => "too_large",
         }
@@ -133,6 +137,7 @@ impl fmt::Display for FetchError {
             | FetchError::Malformed(msg)
             | FetchError::Truncated(msg)
             | FetchError::Http2(msg)
+            | FetchError::Proxy(msg)
             | FetchError::Decode(msg) => f.write_str(msg),
             FetchError::ConnectTimeout(d) => write!(f, "connect timed out after {d:?}"),
             FetchError::HandshakeTimeout(d) => write!(f, "TLS handshake timed out after {d:?}"),
@@ -186,6 +191,7 @@ mod tests {
             FetchError::Malformed(s()),
             FetchError::Truncated(s()),
             FetchError::Http2(s()),
+            FetchError::Proxy(s()),
             FetchError::Decode(s()),
             FetchError::TooLarge {
                 decoded: false,

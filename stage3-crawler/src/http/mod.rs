@@ -13,6 +13,7 @@ mod error;
 mod exchange;
 mod h2;
 mod pool;
+mod proxy;
 mod response;
 mod stream;
 mod tls;
@@ -40,6 +41,7 @@ pub use error::FetchError;
 pub use exchange::{Exchange, HearExchanges};
 use h2::StreamError;
 use pool::{Origin, Pool};
+pub use proxy::{NoProxy, Proxies, Proxy};
 pub use response::{Protocol, Response};
 use stream::Stream;
 use tls::TlsStream;
@@ -74,6 +76,9 @@ pub struct ClientConfig {
     /// (`--http2-prior-knowledge`, curl's name): for servers that speak
     /// h2c.
     pub http2_prior_knowledge: bool,
+    /// The proxies requests go through (`--proxy`, or the environment's
+    /// `http_proxy` and the rest); none by default.
+    pub proxies: Proxies,
 }
 
 /// The User-Agent sent unless `--user-agent` says otherwise: the crawler's
@@ -94,6 +99,7 @@ impl Default for ClientConfig {
             user_agent: DEFAULT_USER_AGENT.to_string(),
             http2: true,
             http2_prior_knowledge: false,
+            proxies: Proxies::default(),
         }
     }
 }
@@ -174,11 +180,22 @@ impl Client {
     /// comes to: a failure, or the body cut there ([`Cap::Cut`]).
     pub async fn get_capped(&self, url: &Url, cap: Cap) -> Result<Response, FetchError> {
         let limit = self.config.fetch_timeout;
-        let request = request(url, &self.config.user_agent);
+        // An http URL through a proxy is asked of the proxy, in full.
+        let proxy = self.plain_proxy(url);
+        let request = match proxy {
+            Some(proxy) => request_via(url, &self.config.user_agent, proxy),
+            None => request(url, &self.config.user_agent),
+        };
         let sent = SystemTime::now();
         let mut response = timeout(limit, self.attempt(url, &request, cap))
             .await
             .unwrap_or(Err(FetchError::FetchTimeout(limit)))?;
+        if let Some(proxy) = proxy
+            && response.status == 407
+        {
+            // No server sends 407: it is the proxy's, not the site's.
+            return Err(proxy::refusal(proxy, 407, &format!("GET {url}")));
+        }
         let listener = self.listener.borrow().clone();
         if let Some(listener) = listener {
             listener
@@ -246,12 +263,25 @@ impl Client {
     // ANCHOR_END: get
 
     /// Whether requests to `origin` may go over HTTP/2: https when we offer
-    /// it, http with prior knowledge.
+    /// it (through a proxy's tunnel too), http with prior knowledge (but
+    /// not through a proxy, which speaks HTTP/1.1 to us).
     fn may_speak_h2(&self, origin: &Origin) -> bool {
         match origin.scheme.as_str() {
             "https" => self.config.http2,
-            _ => self.config.http2_prior_knowledge,
+            _ => {
+                self.config.http2_prior_knowledge
+                    && self.config.proxies.for_origin(origin).is_none()
+            }
         }
+    }
+
+    /// The proxy an http URL is asked of, if any. (An https URL's proxy
+    /// only opens a tunnel; the request inside it is the usual one.)
+    fn plain_proxy(&self, url: &Url) -> Option<&Proxy> {
+        let origin = origin(url).ok()?;
+        (origin.scheme == "http")
+            .then(|| self.config.proxies.for_origin(&origin))
+            .flatten()
     }
 
     // ANCHOR: attempt_h2
@@ -431,7 +461,10 @@ impl Client {
     /// unless `--resolve` pinned it, and for https doing the TLS handshake.
     /// The connect timeout covers all three.
     async fn connect(&self, origin: &Origin) -> Result<Connection, FetchError> {
-        let key = (origin.host.clone(), origin.port);
+        // Through a proxy, the socket goes to the proxy.
+        let proxy = self.config.proxies.for_origin(origin);
+        let first_hop = proxy.map_or_else(|| origin.clone(), Proxy::origin);
+        let key = (first_hop.host.clone(), first_hop.port);
         let known = match self.config.resolve.get(&key) {
             Some(ip) => Some(vec![SocketAddr::new(*ip, origin.port)]),
             None => self.resolved.borrow().get(&key).cloned(),
@@ -442,20 +475,25 @@ impl Client {
             let addrs = match known {
                 Some(addrs) => addrs,
                 None => {
-                    let addrs = resolve(&origin.host, origin.port)
+                    let addrs = resolve(&first_hop.host, first_hop.port)
                         .await
                         .map_err(|e| FetchError::Resolve(e.to_string()))?;
                     self.resolved.borrow_mut().insert(key, addrs.clone());
                     addrs
                 }
             };
-            let tcp = connect_any(&origin.host, addrs).await?;
+            let mut tcp = connect_any(&first_hop.host, addrs).await?;
             // Requests are small and written in one go; don't let Nagle
             // hold them back waiting for an ACK.
             let _ = tcp.set_nodelay(true);
             self.pool.note_opened();
             if origin.scheme != "https" {
                 return Ok(Stream::Plain(tcp));
+            }
+            if let Some(proxy) = proxy {
+                let mut conn = Connection::new(Stream::Plain(tcp));
+                proxy::tunnel(&mut conn, proxy, origin, self.config.read_timeout).await?;
+                tcp = conn.into_tcp()?;
             }
             handshaking.set(true);
             let mut tls = TlsStream::new(Arc::clone(&self.tls), &origin.host, tcp)?;
@@ -641,9 +679,42 @@ fn request(url: &Url, user_agent: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The request for an http URL through a proxy: the whole URL on the
+/// request line (absolute form, RFC 9112 section 3.2.2), and the proxy's
+/// credentials.
+fn request_via(url: &Url, user_agent: &str, proxy: &Proxy) -> Vec<u8> {
+    let target = &url[..Position::AfterQuery];
+    let host = &url[Position::BeforeHost..Position::AfterPort];
+    format!(
+        "GET {target} HTTP/1.1\r\n\
+         Host: {host}\r\n\
+         {}\
+         User-Agent: {user_agent}\r\n\
+         Accept: */*\r\n\
+         Accept-Encoding: {ACCEPT_ENCODING}\r\n\
+         \r\n",
+        proxy.authorization_line()
+    )
+    .into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_through_a_proxy_names_the_whole_url() {
+        let url = Url::parse("http://example.com:8080/a?b#frag").unwrap();
+        let proxy = Proxy::parse("http://u:p@127.0.0.1:3128").unwrap();
+        let text = String::from_utf8(request_via(&url, "ua", &proxy)).unwrap();
+        assert!(
+            text.starts_with(
+                "GET http://example.com:8080/a?b HTTP/1.1\r\nHost: example.com:8080\r\n\
+                 Proxy-Authorization: Basic dTpw\r\nUser-Agent: ua\r\n"
+            ),
+            "{text}"
+        );
+    }
 
     #[test]
     fn request_line_and_host() {

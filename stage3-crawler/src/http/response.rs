@@ -202,6 +202,15 @@ pub(crate) async fn read_response(
 }
 // ANCHOR_END: read_response
 
+/// Reads a proxy's answer to `CONNECT`: a head, whose body (if a refusal
+/// has one) is never read, since the connection is given up then.
+pub(crate) async fn read_connect_answer(
+    conn: &mut Connection,
+    read_timeout: Duration,
+) -> Result<Response, FetchError> {
+    read_head(conn, read_timeout, false).await
+}
+
 /// Reads until a complete head is in `conn.buf`, parses it, and consumes it.
 async fn read_head(
     conn: &mut Connection,

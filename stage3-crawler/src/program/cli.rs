@@ -18,7 +18,7 @@ use rustls::pki_types::pem::PemObject;
 use url::Url;
 
 use crate::config::{Config, default_parse_threads};
-use crate::http::{ClientConfig, DEFAULT_USER_AGENT};
+use crate::http::{ClientConfig, DEFAULT_USER_AGENT, Proxies, Proxy};
 
 use crate::keeping::journal::Identity;
 use crate::keeping::warc::Info;
@@ -215,6 +215,19 @@ pub struct Args {
     #[arg(long = "http2-prior-knowledge")]
     pub http2_prior_knowledge: bool,
 
+    /// Send every request through this HTTP proxy:
+    /// http://[USER:PASSWORD@]HOST[:PORT] (port 1080 if none, as curl).
+    /// https URLs go through a CONNECT tunnel. Without it, the http_proxy,
+    /// https_proxy, all_proxy and no_proxy environment variables (or their
+    /// upper-case forms) are read, as curl reads them; no_proxy is honoured
+    /// either way.
+    #[arg(long, value_name = "URL", value_parser = parse_proxy)]
+    pub proxy: Option<Proxy>,
+
+    /// Ignore the proxy environment variables: connect directly.
+    #[arg(long = "no-proxy", conflicts_with = "proxy")]
+    pub no_proxy: bool,
+
     /// Keep every HTTP exchange (robots.txt, redirects and errors with a
     /// status included) in a WARC 1.1 archive: the request as sent and the
     /// response as received. A name ending in .gz compresses each record.
@@ -285,6 +298,11 @@ pub struct Args {
     /// ids): a process that joins a shared crawl is refused only for those.
     #[arg(skip)]
     pub explicit: Vec<String>,
+
+    /// The proxies, from `--proxy` and the environment
+    /// ([`Args::read_proxies`]).
+    #[arg(skip)]
+    pub proxies: Proxies,
 }
 
 /// The most `--loops` accepted: a loop is a thread, and more threads
@@ -357,6 +375,23 @@ pub struct Resolve {
 }
 
 impl Args {
+    /// The proxies requests go through: `--proxy`, or else the ones the
+    /// environment (`var`) names; none with `--no-proxy`. An environment
+    /// variable that is not a proxy URL is an error that names it.
+    pub fn read_proxies(&self, var: impl Fn(&str) -> Option<String>) -> Result<Proxies, String> {
+        if self.no_proxy {
+            return Ok(Proxies::default());
+        }
+        let from_env = Proxies::from_env(&var);
+        match &self.proxy {
+            Some(proxy) => {
+                let no_proxy = from_env.map(|p| p.no_proxy).unwrap_or_default();
+                Ok(Proxies::all(proxy.clone(), no_proxy))
+            }
+            None => from_env,
+        }
+    }
+
     /// The first option given that a crawl on several loops cannot take
     /// yet, if `--loops` asks for more than one.
     pub fn not_with_loops(&self) -> Option<&'static str> {
@@ -413,6 +448,7 @@ impl Args {
                 user_agent: self.user_agent.clone(),
                 http2: self.http2 == Http2::Auto,
                 http2_prior_knowledge: self.http2_prior_knowledge,
+                proxies: self.proxies.clone(),
                 ..ClientConfig::default()
             },
             polite: PoliteConfig {

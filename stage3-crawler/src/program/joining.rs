@@ -102,6 +102,9 @@ pub const OPTIONS: &[(&str, Scope)] = &[
     // How this process talks to a server, not what it fetches.
     ("http2", Scope::Process),
     ("http2_prior_knowledge", Scope::Process),
+    // Where this process's requests leave from.
+    ("proxy", Scope::Process),
+    ("no_proxy", Scope::Process),
     ("parse_threads", Scope::Process),
     ("loops", Scope::Process),
     ("verbose", Scope::Process),

@@ -12,6 +12,7 @@ use demo_site::{DemoSite, SiteConfig};
 
 pub mod nginx;
 pub mod static_site;
+pub mod tinyproxy;
 use stage3_crawler::http::ClientConfig;
 use stage3_crawler::logging::{Level, LogLine};
 use stage3_crawler::politeness::RobotsOutcome;
@@ -169,4 +170,27 @@ pub fn python_tool(name: &str) -> PathBuf {
     on_path.unwrap_or_else(|| {
         panic!("{name} not found: run the tests with .ci/test, which installs warcio into .ci/venv")
     })
+}
+
+/// The proxy environment variables the crawler reads.
+pub const PROXY_VARIABLES: [&str; 8] = [
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
+/// The stage-3 binary, with the proxy variables cleared: a developer's or
+/// CI's proxy must not carry the tests' requests to 127.0.0.1 (a test
+/// about proxies sets them itself).
+pub fn stage3() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_stage3-crawler"));
+    for name in PROXY_VARIABLES {
+        command.env_remove(name);
+    }
+    command
 }

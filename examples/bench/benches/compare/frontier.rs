@@ -434,8 +434,12 @@ fn run_layout(
 }
 
 fn merged_report(bin: &Path, frontier: &str) -> Result<String, String> {
-    let out = Command::new(bin)
-        .args(["--frontier", frontier, "--report-only", "--report", "json"])
+    let mut command = Command::new(bin);
+    command.args(["--frontier", frontier, "--report-only", "--report", "json"]);
+    for name in child::PROXY_VARIABLES {
+        command.env_remove(name);
+    }
+    let out = command
         .output()
         .map_err(|e| format!("stage 3 --report-only: {e}"))?;
     if !out.status.success() {

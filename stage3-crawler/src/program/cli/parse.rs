@@ -178,3 +178,8 @@ pub(super) fn read_bounded(file_path: &Path, limit: u64) -> Result<Vec<u8>, Stri
     }
     Ok(bytes)
 }
+
+/// A `--proxy` URL.
+pub fn parse_proxy(value: &str) -> Result<crate::http::Proxy, String> {
+    crate::http::Proxy::parse(value)
+}
