@@ -621,3 +621,35 @@ fn requests_waiting_for_a_connection_that_fails_share_its_error() {
     }
     assert_eq!(server.connections(), 1);
 }
+
+#[test]
+fn a_stream_that_breaks_the_rules_is_reset_and_the_connection_goes_on() {
+    let server = Server::start(|socket, seen| {
+        let Some(mut peer) = Peer::accept(socket, &[]) else {
+            return;
+        };
+        let Some(id) = peer.request() else { return };
+        // DATA before any HEADERS: a stream error, not a connection's.
+        let _ = peer.send(DATA, 0, id, b"body first");
+        while let Some(frame) = peer.frame() {
+            match frame.kind {
+                RST_STREAM => seen.lock().unwrap().push(format!(
+                    "reset stream {} code {}",
+                    frame.stream,
+                    u32::from_be_bytes(frame.payload[..4].try_into().unwrap())
+                )),
+                HEADERS => peer.answer(frame.stream, b"fine").unwrap(),
+                _ => {}
+            }
+        }
+    });
+    let results = get_each(&[server.url("/bad"), server.url("/good")]);
+    assert_eq!(
+        error_of(&results[0]),
+        "http2: HTTP/2 error from the server: DATA before the response's headers"
+    );
+    assert_eq!(results[1].as_ref().unwrap().body, b"fine");
+    // CANCEL is 8: we stopped listening, so the server may stop sending.
+    assert_eq!(server.seen(), ["reset stream 1 code 8"]);
+    assert_eq!(server.connections(), 1);
+}

@@ -82,6 +82,8 @@ struct Slot {
     cap: u64,
     /// END_STREAM arrived: the response is complete.
     end: bool,
+    /// The server ended the stream (RST_STREAM, or GOAWAY below it).
+    closed_by_server: bool,
     error: Option<StreamError>,
     /// Frames received on this stream.
     frames: usize,
@@ -326,7 +328,9 @@ impl State {
             // A connection that is going away may end now.
             self.wake_task();
         }
-        if let Some(waiter) = self.waiting.pop_front() {
+        // Every waiting request looks again: waking only the first could
+        // wake one whose request was dropped, and leave a live one asleep.
+        for waiter in self.waiting.drain(..) {
             waiter.wake();
         }
     }
@@ -351,7 +355,7 @@ pub(crate) struct Answer {
 
 impl Request {
     /// Waits for the next change on the stream: a frame arrived, or the
-    /// connection failed. `None` when nothing changed within `silence`.
+    /// connection failed. `false` when nothing changed within `silence`.
     async fn changed(&self, silence: std::time::Duration) -> bool {
         let state = &self.state;
         let id = self.id;
@@ -385,8 +389,12 @@ impl Request {
                 let mut state = self.state.borrow_mut();
                 let slot = state.streams.get_mut(&self.id).expect("open until done");
                 if let Some(error) = slot.error.take() {
+                    // A stream we give up on while the server may still
+                    // send is reset; one the server closed itself is not
+                    // (no RST_STREAM answers a RST_STREAM).
+                    let reset = !slot.end && !slot.closed_by_server;
                     drop(state);
-                    self.finish(None);
+                    self.finish(reset.then_some(Reason::Cancel));
                     return Err(error);
                 }
                 if slot.end || slot.over {
@@ -891,6 +899,7 @@ impl State {
             ));
         };
         slot.frames += 1;
+        slot.closed_by_server = true;
         let error = if reason == Reason::RefusedStream {
             StreamError::Refused(format!("the server refused the stream ({reason})"))
         } else {
@@ -1002,6 +1011,7 @@ impl State {
         self.ended = Some(Ended::GoAway { last, reason });
         for (&id, slot) in &mut self.streams {
             if id > last {
+                slot.closed_by_server = true;
                 slot.fail(StreamError::Refused(format!(
                     "the server is closing the connection (GOAWAY, {reason}) and did not \
                      process the request"
