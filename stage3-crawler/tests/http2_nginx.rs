@@ -310,3 +310,51 @@ fn through_a_proxy_h2_runs_inside_the_connect_tunnel() {
     assert_eq!(log.len(), Site::expected(&nginx).len() + 1);
     assert!(log.iter().all(|l| l.starts_with("HTTP/2.0 ")));
 }
+
+#[test]
+fn on_two_loops_the_host_keeps_its_one_connection() {
+    // A host lives on one loop, so its one HTTP/2 connection does too.
+    let site = Site::write("loops");
+    let nginx = Nginx::start(
+        "loops",
+        site.path(),
+        "absolute_redirect off; location = /old { return 301 /p/3.html; }",
+    );
+    let dir = std::env::temp_dir().join(format!("h2-loops-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &nginx.cert_pem).unwrap();
+    let out = common::stage3()
+        .arg(nginx.url("/"))
+        .arg("--ca-file")
+        .arg(&ca)
+        .args([
+            "--loops",
+            "2",
+            "--report",
+            "json",
+            "-q",
+            "--progress",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v.get("status").is_some())
+        .collect();
+    assert_eq!(records.len(), Site::expected(&nginx).len());
+    assert!(records.iter().all(|r| r["protocol"] == "h2"), "{stdout}");
+    let log = nginx.log();
+    let connections: std::collections::BTreeSet<&str> =
+        log.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    assert_eq!(connections.len(), 1, "{log:#?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
