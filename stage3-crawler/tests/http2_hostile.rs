@@ -649,7 +649,45 @@ fn a_stream_that_breaks_the_rules_is_reset_and_the_connection_goes_on() {
         "http2: HTTP/2 error from the server: DATA before the response's headers"
     );
     assert_eq!(results[1].as_ref().unwrap().body, b"fine");
-    // CANCEL is 8: we stopped listening, so the server may stop sending.
-    assert_eq!(server.seen(), ["reset stream 1 code 8"]);
+    // PROTOCOL_ERROR is 1: the rule the server broke, so it may stop
+    // sending.
+    assert_eq!(server.seen(), ["reset stream 1 code 1"]);
     assert_eq!(server.connections(), 1);
+}
+
+#[test]
+fn a_connection_gone_silent_is_given_up_and_the_next_request_opens_another() {
+    // The first connection takes the request and never answers, nor sends
+    // anything else; the second answers.
+    let server = Server::start(|socket, seen| {
+        let Some(mut peer) = Peer::accept(socket, &[]) else {
+            return;
+        };
+        let first = seen.lock().unwrap().is_empty();
+        seen.lock().unwrap().push("connection".into());
+        let Some(id) = peer.request() else { return };
+        if first {
+            // Silent until the client goes.
+            peer.rest();
+            return;
+        }
+        peer.answer(id, b"awake").unwrap();
+        peer.rest();
+    });
+    let client = Client::new(ClientConfig {
+        http2_prior_knowledge: true,
+        read_timeout: Duration::from_millis(200),
+        ..ClientConfig::default()
+    });
+    let (first, second) = runtime::run_until_complete(async {
+        let first = client.get(&server.url("/a")).await;
+        let second = client.get(&server.url("/b")).await;
+        client.close().await;
+        (first, second)
+    })
+    .unwrap();
+    assert_eq!(error_of(&first), "timeout: read timed out after 200ms");
+    assert_eq!(second.unwrap().body, b"awake");
+    assert_eq!(server.connections(), 2);
+    assert_eq!(server.seen(), ["connection", "connection"]);
 }

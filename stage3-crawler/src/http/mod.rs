@@ -559,9 +559,12 @@ impl Drop for Client {
     }
 }
 
+// ANCHOR: connecting
 /// The request that is opening an origin's HTTP/2 connection. Settled, it
-/// records the outcome; dropped unsettled (the connect failed or timed
-/// out), it lets the next request try.
+/// records the outcome (the connection, HTTP/1.1, or the failure) and
+/// wakes the requests that waited for it; dropped unsettled (its future
+/// was dropped mid-connect, by the fetch timeout or Ctrl-C), it forgets
+/// the attempt and wakes them, and the next to run tries again.
 struct Connecting<'a> {
     client: &'a Client,
     origin: &'a Origin,
@@ -582,6 +585,7 @@ impl Drop for Connecting<'_> {
         }
     }
 }
+// ANCHOR_END: connecting
 
 /// Connects to each address in turn until one accepts.
 async fn connect_any(host: &str, addrs: Vec<SocketAddr>) -> Result<TcpStream, FetchError> {

@@ -14,6 +14,7 @@ use std::future::poll_fn;
 use std::net::IpAddr;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 use log::debug;
 
@@ -82,8 +83,12 @@ struct Slot {
     cap: u64,
     /// END_STREAM arrived: the response is complete.
     end: bool,
-    /// The server ended the stream (RST_STREAM, or GOAWAY below it).
+    /// The server ended the stream (END_STREAM, RST_STREAM, or GOAWAY
+    /// below it): nothing to reset.
     closed_by_server: bool,
+    /// Why we reset it, if we do: CANCEL when we stop listening (a body
+    /// over the cap, a timeout), the rule broken when the server broke one.
+    reset: Option<Reason>,
     error: Option<StreamError>,
     /// Frames received on this stream.
     frames: usize,
@@ -159,6 +164,8 @@ struct State {
     window: i64,
     unacked: u32,
     got_settings: bool,
+    /// When the last bytes arrived.
+    last_heard: Instant,
     idle_frames: u32,
     ended: Option<Ended>,
     /// The client is gone: say GOAWAY once the streams are done, and stop.
@@ -205,6 +212,7 @@ impl Connection {
             window: i64::from(CONNECTION_WINDOW),
             unacked: 0,
             got_settings: false,
+            last_heard: runtime::now(),
             idle_frames: 0,
             ended: None,
             closing: false,
@@ -392,9 +400,10 @@ impl Request {
                     // A stream we give up on while the server may still
                     // send is reset; one the server closed itself is not
                     // (no RST_STREAM answers a RST_STREAM).
-                    let reset = !slot.end && !slot.closed_by_server;
+                    let open = !slot.end && !slot.closed_by_server;
+                    let reason = slot.reset.unwrap_or(Reason::Cancel);
                     drop(state);
-                    self.finish(reset.then_some(Reason::Cancel));
+                    self.finish(open.then_some(reason));
                     return Err(error);
                 }
                 if slot.end || slot.over {
@@ -410,12 +419,19 @@ impl Request {
                 }
             }
             if !self.changed(read_timeout).await {
-                let frames = self
-                    .state
-                    .borrow()
-                    .streams
-                    .get(&self.id)
-                    .map_or(0, |s| s.frames);
+                let mut state = self.state.borrow_mut();
+                let frames = state.streams.get(&self.id).map_or(0, |s| s.frames);
+                // Not a byte on the whole connection for as long: it is
+                // dead, or the server stalled. Give it up, so that the
+                // host's next requests open a new one instead of waiting
+                // on this one in turn.
+                if runtime::now().saturating_duration_since(state.last_heard) >= read_timeout {
+                    state.ended = Some(Ended::Closed(format!(
+                        "the server sent nothing on the connection for {read_timeout:?}"
+                    )));
+                    state.closing = true;
+                    state.wake_task();
+                }
                 return Err(StreamError::Failed(
                     FetchError::ReadTimeout(read_timeout),
                     frames,
@@ -467,8 +483,11 @@ async fn drive(mut stream: Stream, state: Rc<RefCell<State>>) {
                 let mut st = state.borrow_mut();
                 if st.closing {
                     frame::goaway(Reason::NoError, &mut st.out);
-                    let why = "the client closed the connection";
-                    return Poll::Ready(Some((FetchError::Io(why.into()), why.into())));
+                    let why = match &st.ended {
+                        Some(Ended::Closed(why)) => why.clone(),
+                        _ => "the client closed the connection".to_string(),
+                    };
+                    return Poll::Ready(Some((FetchError::Io(why.clone()), why)));
                 }
                 // After the server's GOAWAY, its last stream done: the
                 // connection has nothing left to carry.
@@ -489,6 +508,7 @@ async fn drive(mut stream: Stream, state: Rc<RefCell<State>>) {
                 }
                 Poll::Ready(Ok(n)) => {
                     input.extend_from_slice(&chunk[..n]);
+                    state.borrow_mut().last_heard = runtime::now();
                     if let Err(error) = state.borrow_mut().read_frames(&mut input) {
                         return Poll::Ready(Some(error));
                     }
@@ -699,12 +719,18 @@ impl State {
             ));
         };
         slot.frames += 1;
+        slot.closed_by_server |= end;
         if slot.head.is_none() || slot.end {
             let why = if slot.end {
                 "DATA after the end of the stream"
             } else {
                 "DATA before the response's headers"
             };
+            slot.reset = Some(if slot.end {
+                Reason::StreamClosed
+            } else {
+                Reason::ProtocolError
+            });
             slot.fail(StreamError::Failed(
                 FetchError::Http2(format!("HTTP/2 error from the server: {why}")),
                 slot.frames,
@@ -713,6 +739,7 @@ impl State {
         }
         slot.window -= i64::from(len);
         if slot.window < 0 {
+            slot.reset = Some(Reason::FlowControlError);
             slot.fail(StreamError::Failed(
                 FetchError::Http2(
                     "HTTP/2 error from the server: it sent more than the stream's window".into(),
@@ -837,6 +864,9 @@ impl State {
             ));
         };
         slot.frames += block.frames;
+        slot.closed_by_server |= block.end_stream;
+        // A malformed response is a stream error (RFC 9113 section 8.1.1).
+        slot.reset = Some(Reason::ProtocolError);
         self.idle_frames = 0;
         let failed = |message: String| StreamError::Failed(FetchError::Malformed(message), 0);
         if size > MAX_HEADER_LIST as usize {
