@@ -691,3 +691,152 @@ fn a_connection_gone_silent_is_given_up_and_the_next_request_opens_another() {
     assert_eq!(server.connections(), 2);
     assert_eq!(server.seen(), ["connection", "connection"]);
 }
+
+#[test]
+fn a_server_that_never_sends_settings_is_given_up_after_a_read_timeout() {
+    // The first connection reads the preface and says nothing at all; the
+    // second behaves.
+    let server = Server::start(|mut socket, seen| {
+        let first = seen.lock().unwrap().is_empty();
+        seen.lock().unwrap().push("connection".into());
+        if first {
+            let mut sink = Vec::new();
+            let _ = socket.read_to_end(&mut sink);
+            return;
+        }
+        let Some(mut peer) = Peer::accept(socket, &[]) else {
+            return;
+        };
+        while let Some(id) = peer.request() {
+            peer.answer(id, b"settled").unwrap();
+        }
+    });
+    let client = Client::new(ClientConfig {
+        http2_prior_knowledge: true,
+        read_timeout: Duration::from_millis(200),
+        ..ClientConfig::default()
+    });
+    let (first, second) = runtime::run_until_complete(async {
+        let first = client.get(&server.url("/a")).await;
+        let second = client.get(&server.url("/b")).await;
+        client.close().await;
+        (first, second)
+    })
+    .unwrap();
+    assert_eq!(
+        error_of(&first),
+        "http2: the server sent no SETTINGS within 200ms"
+    );
+    assert_eq!(second.unwrap().body, b"settled");
+    assert_eq!(server.connections(), 2);
+}
+
+#[test]
+fn a_server_may_not_enable_push_nor_update_a_stream_never_opened() {
+    let push = Server::start(|socket, _| {
+        if let Some(mut peer) = Peer::accept(socket, &[(0x2, 1)]) {
+            peer.rest();
+        }
+    });
+    assert_eq!(
+        error_of(&get_each(&[push.url("/")])[0]),
+        // The connection ended before the request was sent, so it was sent
+        // again on a new one: the same answer twice.
+        "http2: HTTP/2 error from the server (PROTOCOL_ERROR): the server sent ENABLE_PUSH 1 \
+         (twice in a row)"
+    );
+    let window = Server::start(|socket, _| {
+        let Some(mut peer) = Peer::accept(socket, &[]) else {
+            return;
+        };
+        let Some(id) = peer.request() else { return };
+        let _ = peer.send(0x8, 0, id + 2, &1u32.to_be_bytes());
+        peer.rest();
+    });
+    assert_eq!(
+        error_of(&get_each(&[window.url("/")])[0]),
+        "http2: HTTP/2 error from the server (PROTOCOL_ERROR): WINDOW_UPDATE on stream 3, \
+         which we never opened"
+    );
+}
+
+#[test]
+fn a_header_value_with_a_line_break_is_malformed_and_never_archived() {
+    // A value holding CR LF would be a second header line in the head we
+    // write for the archive.
+    let server = Server::start(|socket, _| {
+        let Some(mut peer) = Peer::accept(socket, &[]) else {
+            return;
+        };
+        let Some(id) = peer.request() else { return };
+        let mut block = STATUS_200.to_vec();
+        // A literal without indexing, new name "x-a", value "1\r\nevil: 1".
+        block.extend_from_slice(&[0x00, 3]);
+        block.extend_from_slice(b"x-a");
+        block.push(10);
+        block.extend_from_slice(b"1\r\nevil: 1");
+        peer.send(HEADERS, END_HEADERS | END_STREAM, id, &block)
+            .unwrap();
+        while let Some(id) = peer.request() {
+            peer.answer(id, b"clean").unwrap();
+        }
+    });
+    let results = get_each(&[server.url("/evil"), server.url("/clean")]);
+    assert_eq!(
+        error_of(&results[0]),
+        "malformed: a malformed value of header \"x-a\": \"1\\r\\nevil: 1\""
+    );
+    assert_eq!(results[1].as_ref().unwrap().body, b"clean");
+    assert_eq!(server.connections(), 1);
+}
+
+#[test]
+fn data_in_flight_when_we_reset_a_stream_is_no_flood() {
+    // The body passes the cap in its fifth frame, and we reset the stream.
+    // The server then sends 1,200 more small frames, within the stream's
+    // window, as one that had them in flight would (here it waits for our
+    // RST_STREAM, so that they certainly come after it). They are no
+    // flood: the next request on the same connection is answered.
+    let server = Server::start(|socket, _| {
+        let Some(mut peer) = Peer::accept(socket, &[]) else {
+            return;
+        };
+        let Some(id) = peer.request() else { return };
+        peer.send(HEADERS, END_HEADERS, id, STATUS_200).unwrap();
+        for _ in 0..5 {
+            peer.send(DATA, 0, id, &[b'x'; 1024]).unwrap();
+        }
+        while let Some(frame) = peer.frame() {
+            if frame.kind == RST_STREAM {
+                break;
+            }
+        }
+        for _ in 0..1200 {
+            if peer.send(DATA, 0, id, &[b'x'; 1024]).is_err() {
+                return;
+            }
+        }
+        while let Some(id) = peer.request() {
+            peer.answer(id, b"next").unwrap();
+        }
+    });
+    let client = Client::new(ClientConfig {
+        http2_prior_knowledge: true,
+        max_body: 4096,
+        read_timeout: Duration::from_secs(60),
+        ..ClientConfig::default()
+    });
+    let (big, next) = runtime::run_until_complete(async {
+        let big = client
+            .get_capped(&server.url("/big"), stage3_crawler::http::Cap::Cut)
+            .await;
+        let next = client.get(&server.url("/next")).await;
+        (big, next)
+    })
+    .unwrap();
+    let big = big.unwrap();
+    assert!(big.truncated);
+    assert_eq!(big.body.len(), 4096);
+    assert_eq!(next.unwrap().body, b"next");
+    assert_eq!(server.connections(), 1);
+}

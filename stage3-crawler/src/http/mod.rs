@@ -118,8 +118,9 @@ pub struct Client {
     /// What we know of each origin's HTTP/2: its one connection, or that
     /// it speaks HTTP/1.1 only.
     h2: RefCell<HashMap<Origin, H2Origin>>,
-    /// The tasks of the HTTP/2 connections still running, for `close`.
-    h2_tasks: RefCell<Vec<runtime::JoinHandle<()>>>,
+    /// Every HTTP/2 connection started and not yet ended, with its task,
+    /// for `close`: the origins' map holds only the current one of each.
+    h2_started: RefCell<Vec<(h2::Connection, runtime::JoinHandle<()>)>>,
     /// HTTP/2 connection attempts made, to number them.
     h2_attempts: Cell<u64>,
 }
@@ -155,7 +156,7 @@ impl Client {
             resolved: RefCell::new(HashMap::new()),
             listener: RefCell::new(None),
             h2: RefCell::new(HashMap::new()),
-            h2_tasks: RefCell::new(Vec::new()),
+            h2_started: RefCell::new(Vec::new()),
             h2_attempts: Cell::new(0),
         }
     }
@@ -249,8 +250,15 @@ impl Client {
         let conn = self.connect(&origin).await?;
         if conn.is_h2() {
             // The server chose h2 after all (its configuration changed
-            // during the crawl): the origin's connection from now on.
-            self.set_h2(&origin, H2Origin::Ready(self.start_h2(&origin, conn)));
+            // during the crawl): the origin's connection from now on,
+            // unless another request has just made one.
+            let current = matches!(
+                self.h2.borrow().get(&origin),
+                Some(H2Origin::Ready(c)) if c.is_usable()
+            );
+            if !current {
+                self.set_h2(&origin, H2Origin::Ready(self.start_h2(&origin, conn)));
+            }
             return match self.attempt_h2(url, &origin, cap).await? {
                 Some(response) => Ok(response),
                 None => Err(FetchError::Http2("the HTTP/2 connection went away".into())),
@@ -378,6 +386,7 @@ impl Client {
             let guard = Connecting {
                 client: self,
                 origin,
+                attempt,
             };
             let conn = match self.connect(origin).await {
                 Ok(conn) => conn,
@@ -403,9 +412,9 @@ impl Client {
     fn start_h2(&self, origin: &Origin, conn: Connection) -> h2::Connection {
         debug!("HTTP/2 with {}:{}", origin.host, origin.port);
         let (h2, task) = h2::Connection::start(conn.into_stream(), &origin.host);
-        let mut tasks = self.h2_tasks.borrow_mut();
-        tasks.retain(|task| !task.is_finished());
-        tasks.push(task);
+        let mut started = self.h2_started.borrow_mut();
+        started.retain(|(_, task)| !task.is_finished());
+        started.push((h2.clone(), task));
         h2
     }
 
@@ -524,13 +533,11 @@ impl Client {
     /// GOAWAY, and its task ends before this returns. (Idle HTTP/1.1
     /// connections need no goodbye; they close when the client is dropped.)
     pub async fn close(&self) {
-        for origin in self.h2.borrow().values() {
-            if let H2Origin::Ready(conn) = origin {
-                conn.close();
-            }
+        let started = std::mem::take(&mut *self.h2_started.borrow_mut());
+        for (conn, _) in &started {
+            conn.close();
         }
-        let tasks = std::mem::take(&mut *self.h2_tasks.borrow_mut());
-        for task in tasks {
+        for (_, task) in started {
             // A connection task never panics on what a server sends; if it
             // did, the crawl is over anyway.
             let _ = task.await;
@@ -551,10 +558,8 @@ impl Client {
 impl Drop for Client {
     /// Lets each HTTP/2 connection say GOAWAY and stop.
     fn drop(&mut self) {
-        for origin in self.h2.get_mut().values() {
-            if let H2Origin::Ready(conn) = origin {
-                conn.close();
-            }
+        for (conn, _) in self.h2_started.get_mut().iter() {
+            conn.close();
         }
     }
 }
@@ -568,17 +573,32 @@ impl Drop for Client {
 struct Connecting<'a> {
     client: &'a Client,
     origin: &'a Origin,
+    attempt: u64,
 }
 
 impl Connecting<'_> {
+    /// Records the outcome, if the origin still waits for this attempt
+    /// (another path may have set it meanwhile; then it stays).
     fn settle(self, state: H2Origin) {
-        self.client.set_h2(self.origin, state);
+        if self.is_current() {
+            self.client.set_h2(self.origin, state);
+        }
         std::mem::forget(self);
+    }
+
+    fn is_current(&self) -> bool {
+        matches!(
+            self.client.h2.borrow().get(self.origin),
+            Some(H2Origin::Connecting(attempt, _)) if *attempt == self.attempt
+        )
     }
 }
 
 impl Drop for Connecting<'_> {
     fn drop(&mut self) {
+        if !self.is_current() {
+            return;
+        }
         let before = self.client.h2.borrow_mut().remove(self.origin);
         if let Some(H2Origin::Connecting(_, waiting)) = before {
             waiting.into_iter().for_each(Waker::wake);

@@ -166,6 +166,9 @@ struct State {
     got_settings: bool,
     /// When the last bytes arrived.
     last_heard: Instant,
+    /// Streams we reset, with what the server may still send on each: the
+    /// DATA in flight when our RST_STREAM reached it is no flood.
+    reset_windows: HashMap<u32, i64>,
     idle_frames: u32,
     ended: Option<Ended>,
     /// The client is gone: say GOAWAY once the streams are done, and stop.
@@ -213,6 +216,7 @@ impl Connection {
             unacked: 0,
             got_settings: false,
             last_heard: runtime::now(),
+            reset_windows: HashMap::new(),
             idle_frames: 0,
             ended: None,
             closing: false,
@@ -253,21 +257,21 @@ impl Connection {
         &self,
         fields: &[(&[u8], &[u8])],
         cap: u64,
+        read_timeout: std::time::Duration,
     ) -> Result<Request, StreamError> {
-        poll_fn(|cx| {
-            let mut state = self.state.borrow_mut();
-            if let Some(why) = state.refusal() {
-                return Poll::Ready(Err(StreamError::Refused(why)));
+        // A server that never sends SETTINGS, or allows no stream at all,
+        // would hold every request to the host until its fetch timeout:
+        // after a read timeout, the connection is given up.
+        loop {
+            match runtime::timeout(read_timeout, poll_fn(|cx| self.poll_room(cx))).await {
+                Ok(room) => break room?,
+                Err(_) => {
+                    if let Some(why) = self.state.borrow_mut().hopeless(read_timeout) {
+                        return Err(StreamError::Failed(FetchError::Http2(why), 0));
+                    }
+                }
             }
-            // The server's SETTINGS say how many streams it takes; opening
-            // more before it has said would only get them refused.
-            if state.got_settings && state.streams.len() < state.max_streams {
-                return Poll::Ready(Ok(()));
-            }
-            state.waiting.push_back(cx.waker().clone());
-            Poll::Pending
-        })
-        .await?;
+        }
         let mut state = self.state.borrow_mut();
         let id = state.next_id;
         state.next_id += 2;
@@ -291,9 +295,42 @@ impl Connection {
         })
     }
     // ANCHOR_END: open
+
+    /// `Ready` when a stream may open: the server's SETTINGS have come
+    /// (they say how many streams it takes; opening more before it has
+    /// said would only get them refused), and there is room under its
+    /// limit.
+    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<Result<(), StreamError>> {
+        let mut state = self.state.borrow_mut();
+        if let Some(why) = state.refusal() {
+            return Poll::Ready(Err(StreamError::Refused(why)));
+        }
+        if state.got_settings && state.streams.len() < state.max_streams {
+            return Poll::Ready(Ok(()));
+        }
+        state.waiting.push_back(cx.waker().clone());
+        Poll::Pending
+    }
 }
 
 impl State {
+    /// After a request waited `read_timeout` to open a stream: why the
+    /// connection will never take one, if it will not, having ended it.
+    /// Waiting behind other streams for a free place is not hopeless.
+    fn hopeless(&mut self, read_timeout: std::time::Duration) -> Option<String> {
+        let why = if !self.got_settings {
+            format!("the server sent no SETTINGS within {read_timeout:?}")
+        } else if self.max_streams == 0 && self.streams.is_empty() {
+            format!("the server allowed no streams (MAX_CONCURRENT_STREAMS 0) for {read_timeout:?}")
+        } else {
+            return None;
+        };
+        self.ended = Some(Ended::Closed(why.clone()));
+        self.closing = true;
+        self.wake_task();
+        Some(why)
+    }
+
     /// Why no new stream may open here, if it may not.
     fn refusal(&self) -> Option<String> {
         match &self.ended {
@@ -327,6 +364,17 @@ impl State {
             let flags = if last { flag::END_HEADERS } else { 0 };
             Head::write(kind::CONTINUATION, flags, id, chunk, &mut self.out);
         }
+    }
+
+    /// Remembers that we reset `id` with `window` bytes still allowed: at
+    /// most the last 256 such streams, the oldest forgotten first.
+    fn note_reset(&mut self, id: u32, window: i64) {
+        if self.reset_windows.len() >= 256
+            && let Some(&oldest) = self.reset_windows.keys().min()
+        {
+            self.reset_windows.remove(&oldest);
+        }
+        self.reset_windows.insert(id, window);
     }
 
     /// A stream is gone: its place may go to a request that waits.
@@ -447,6 +495,8 @@ impl Request {
         let mut state = self.state.borrow_mut();
         if let Some(reason) = reset {
             frame::rst_stream(self.id, reason, &mut state.out);
+            let window = state.streams.get(&self.id).map_or(0, |s| s.window);
+            state.note_reset(self.id, window);
             state.wake_task();
         }
         state.release(self.id);
@@ -460,7 +510,10 @@ impl Drop for Request {
         if !self.done {
             let ended = {
                 let state = self.state.borrow();
-                state.streams.get(&self.id).is_none_or(|s| s.end)
+                state
+                    .streams
+                    .get(&self.id)
+                    .is_none_or(|s| s.end || s.closed_by_server)
             };
             self.finish((!ended).then_some(Reason::Cancel));
         }
@@ -708,9 +761,26 @@ impl State {
         };
         let end = head.flags & flag::END_STREAM != 0;
         let Some(slot) = self.streams.get_mut(&head.stream) else {
+            if let Some(window) = self.reset_windows.get_mut(&head.stream) {
+                // In flight when our RST_STREAM reached the server: allowed
+                // up to the stream's window, and ignored.
+                *window -= i64::from(len);
+                if *window < 0 {
+                    return Err(violation(
+                        Reason::FlowControlError,
+                        format!(
+                            "more DATA on stream {}, which we reset, than its window",
+                            head.stream
+                        ),
+                    ));
+                }
+                if end {
+                    self.reset_windows.remove(&head.stream);
+                }
+                return Ok(());
+            }
             if self.was_ours(head.stream) {
-                // A stream we reset or finished: what was in flight when
-                // the server heard of it. Ignored, but not without end.
+                // A stream that ended: ignored, but not without end.
                 return self.idle();
             }
             return Err(violation(
@@ -864,42 +934,58 @@ impl State {
             ));
         };
         slot.frames += block.frames;
+        if slot.end {
+            // The stream had ended: a block after it is no trailer, and no
+            // part of a response (so not a reason to reset the flood count).
+            slot.reset = Some(Reason::StreamClosed);
+            let frames = slot.frames;
+            slot.fail(StreamError::Failed(
+                FetchError::Http2(
+                    "HTTP/2 error from the server: HEADERS after the end of the stream".into(),
+                ),
+                frames,
+            ));
+            return self.idle();
+        }
         slot.closed_by_server |= block.end_stream;
-        // A malformed response is a stream error (RFC 9113 section 8.1.1).
-        slot.reset = Some(Reason::ProtocolError);
         self.idle_frames = 0;
-        let failed = |message: String| StreamError::Failed(FetchError::Malformed(message), 0);
-        if size > MAX_HEADER_LIST as usize {
-            slot.fail(failed(format!(
+        let problem = if size > MAX_HEADER_LIST as usize {
+            Some(format!(
                 "response header list of {size} bytes, over the {MAX_HEADER_LIST}-byte limit"
-            )));
+            ))
         } else if slot.head.is_some() {
-            // Trailers: allowed, and ignored, as in HTTP/1.1; they must
-            // end the stream.
-            if block.end_stream {
-                slot.end = true;
-                slot.wake();
-            } else {
-                slot.fail(failed("trailers that do not end the stream".into()));
+            // Trailers: allowed, and ignored, as in HTTP/1.1; they must be
+            // well formed and end the stream.
+            match valid_fields(&fields) {
+                Err(why) => Some(why),
+                Ok(()) if !block.end_stream => Some("trailers that do not end the stream".into()),
+                Ok(()) => {
+                    slot.end = true;
+                    slot.wake();
+                    None
+                }
             }
         } else {
             match response_head(fields) {
                 Ok(head) if (100..200).contains(&head.status) => {
                     slot.interim += 1;
-                    if head.status == 101 || slot.interim > MAX_INTERIM || block.end_stream {
-                        slot.fail(failed(format!(
-                            "unexpected interim response {}",
-                            head.status
-                        )));
-                    }
+                    (head.status == 101 || slot.interim > MAX_INTERIM || block.end_stream)
+                        .then(|| format!("unexpected interim response {}", head.status))
                 }
                 Ok(head) => {
                     slot.head = Some(head);
                     slot.end = block.end_stream;
                     slot.wake();
+                    None
                 }
-                Err(why) => slot.fail(failed(why)),
+                Err(why) => Some(why),
             }
+        };
+        if let Some(why) = problem {
+            // A malformed response is a stream error (RFC 9113 section
+            // 8.1.1): this stream is reset, the connection goes on.
+            slot.reset = Some(Reason::ProtocolError);
+            slot.fail(StreamError::Failed(FetchError::Malformed(why), 0));
         }
         Ok(())
     }
@@ -918,6 +1004,7 @@ impl State {
         let reason = Reason::from_code(code);
         let Some(slot) = self.streams.get_mut(&head.stream) else {
             if self.was_ours(head.stream) {
+                self.reset_windows.remove(&head.stream);
                 return self.idle();
             }
             return Err(violation(
@@ -966,8 +1053,12 @@ impl State {
         };
         for (id, value) in pairs {
             match id {
-                setting::ENABLE_PUSH if value > 1 => {
-                    return Err(violation(Reason::ProtocolError, "ENABLE_PUSH above 1"));
+                // Only a client may enable push (RFC 9113 section 6.5.2).
+                setting::ENABLE_PUSH if value != 0 => {
+                    return Err(violation(
+                        Reason::ProtocolError,
+                        format!("the server sent ENABLE_PUSH {value}"),
+                    ));
                 }
                 setting::MAX_CONCURRENT_STREAMS => {
                     self.max_streams = value as usize;
@@ -1074,6 +1165,27 @@ impl State {
                 ));
             }
         }
+        if head.stream != 0 {
+            if !self.was_ours(head.stream) {
+                return Err(violation(
+                    Reason::ProtocolError,
+                    format!(
+                        "WINDOW_UPDATE on stream {}, which we never opened",
+                        head.stream
+                    ),
+                ));
+            }
+            if increment == 0
+                && let Some(slot) = self.streams.get_mut(&head.stream)
+            {
+                slot.reset = Some(Reason::ProtocolError);
+                let frames = slot.frames;
+                slot.fail(StreamError::Failed(
+                    FetchError::Http2("HTTP/2 error from the server: a WINDOW_UPDATE of 0".into()),
+                    frames,
+                ));
+            }
+        }
         // A stream's window matters only to DATA we would send: none.
         self.idle()
     }
@@ -1096,6 +1208,27 @@ impl State {
             waiter.wake();
         }
     }
+}
+
+/// Whether a field is well formed (RFC 9113 section 8.2.1): a name of
+/// token characters, a value without NUL, CR or LF and without white
+/// space at either end. A field that is not could rewrite the head we
+/// archive as HTTP/1.1 (a value holding `\r\n` is a second header line).
+fn valid_field(name: &str, value: &str) -> Result<(), String> {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err(format!("a header name that is not a token: {name:?}"));
+    }
+    let edge = |c: char| c == ' ' || c == '\t';
+    if value.contains(['\0', '\r', '\n']) || value.starts_with(edge) || value.ends_with(edge) {
+        return Err(format!("a malformed value of header {name:?}: {value:?}"));
+    }
+    Ok(())
+}
+
+/// Checks every field of a block with [`valid_field`].
+fn valid_fields(fields: &[(String, String)]) -> Result<(), String> {
+    fields.iter().try_for_each(|(n, v)| valid_field(n, v))
 }
 
 /// A header field's bytes as text: UTF-8 if they are, Latin-1 otherwise.
@@ -1127,6 +1260,7 @@ fn response_head(fields: Vec<(String, String)>) -> Result<Head2, String> {
         if name.bytes().any(|b| b.is_ascii_uppercase()) {
             return Err(format!("upper-case header name {name:?} in HTTP/2"));
         }
+        valid_field(&name, &value)?;
         if [
             "connection",
             "keep-alive",

@@ -46,7 +46,7 @@ pub(crate) async fn get(
         (b"accept", b"*/*"),
         (b"accept-encoding", ACCEPT_ENCODING.as_bytes()),
     ];
-    let request = conn.open(&fields, max_body).await?;
+    let request = conn.open(&fields, max_body, read_timeout).await?;
     let answer = request.response(read_timeout).await?;
     let failed = |e| StreamError::Failed(e, 1);
     let mut response = Response {
