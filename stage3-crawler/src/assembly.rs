@@ -28,6 +28,7 @@ use crate::polite::politeness::RobotsOutcome;
 use crate::polite::rules::WebRules;
 use crate::polite::sitemap::SitemapOutcome;
 use crate::polite::sitemaps::SitemapReader;
+use crate::polite::slow_down::Wait;
 use crate::polite::turns::Turns;
 use crate::queue::LocalQueue;
 use crate::records::Records;
@@ -95,6 +96,11 @@ impl Crawler {
         self.features()
             .map(|p| p.rules.robots_outcomes())
             .unwrap_or_default()
+    }
+
+    /// Each wait a host asked for (a 429 or 503), in order.
+    pub fn waits(&self) -> Vec<Wait> {
+        self.features().map(|p| p.rules.waits()).unwrap_or_default()
     }
 
     /// What each sitemap read came to, in the order they were read.
@@ -398,6 +404,7 @@ impl Reported for Crawler {
             interrupted: outcome != Outcome::Completed,
             robots: self.robots_outcomes(),
             sitemaps: self.sitemap_outcomes(),
+            waits: self.waits(),
         })
     }
 }

@@ -44,7 +44,7 @@ pub mod tally;
 pub use config::Config;
 pub use crawling::{Crawler, Outcome};
 pub use links::{charset, parsing, scanner};
-pub use polite::{politeness, robots, sitemap, traps};
+pub use polite::{politeness, robots, sitemap, slow_down, traps};
 pub use program::{cli, interrupt};
 pub use report::reporting;
 pub use sharing::frontier;

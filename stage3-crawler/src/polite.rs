@@ -8,5 +8,6 @@ pub(crate) mod robots_fetch;
 pub(crate) mod rules;
 pub mod sitemap;
 pub(crate) mod sitemaps;
+pub mod slow_down;
 pub mod traps;
 pub(crate) mod turns;

@@ -20,7 +20,7 @@ pub struct Exception {
 
 impl Exception {
     /// Every kind the crawler gives an exception.
-    pub const KINDS: [&'static str; 17] = [
+    pub const KINDS: [&'static str; 18] = [
         "unsupported",
         "invalid_url",
         "dns",
@@ -34,6 +34,7 @@ impl Exception {
         "truncated",
         "http2",
         "proxy",
+        "slow_down",
         "decode",
         "too_large",
         "internal",

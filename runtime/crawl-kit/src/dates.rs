@@ -1,6 +1,7 @@
 //! Dates as the reports, the WARC archive and the bench write them, in
 //! UTC, with no calendar crate: the report's `ctime` line, WARC-Date, and
-//! the day a bench row was measured. One calendar routine for all three.
+//! the day a bench row was measured; and HTTP's dates read back
+//! (`Retry-After`). One calendar routine for all of them.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -60,6 +61,67 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// Days since 1970-01-01 for a year, month (1-12) and day: the inverse of
+/// [`civil_from_days`] (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// An HTTP date (RFC 9110 section 5.6.7), in any of the three forms a
+/// recipient must accept: `Sun, 06 Nov 1994 08:49:37 GMT` (the one to
+/// send), the obsolete `Sunday, 06-Nov-94 08:49:37 GMT` and C's asctime
+/// `Sun Nov  6 08:49:37 1994`. `None` for anything else, or a time before
+/// 1970.
+pub fn parse_http_date(text: &str) -> Option<SystemTime> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month_of = |name: &str| MONTHS.iter().position(|m| *m == name).map(|i| i as u32 + 1);
+    let words: Vec<&str> = text.split_ascii_whitespace().collect();
+    let (day, month, year, time) = match words.as_slice() {
+        // IMF-fixdate: weekday, day month year time GMT.
+        [_, day, month, year, time, "GMT"] => (
+            day.parse().ok()?,
+            month_of(month)?,
+            year.parse().ok()?,
+            *time,
+        ),
+        // RFC 850: weekday, day-month-yy time GMT. A two-digit year within
+        // fifty years of now: 94 is 1994, 26 is 2026.
+        [_, date, time, "GMT"] => {
+            let mut parts = date.split('-');
+            let (day, month, yy) = (parts.next()?, parts.next()?, parts.next()?);
+            let yy: i64 = yy.parse().ok()?;
+            let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
+            (day.parse().ok()?, month_of(month)?, year, *time)
+        }
+        // asctime: weekday month day time year.
+        [_, month, day, time, year] => (
+            day.parse().ok()?,
+            month_of(month)?,
+            year.parse().ok()?,
+            *time,
+        ),
+        _ => return None,
+    };
+    let mut hms = time.split(':').map(|n| n.parse::<u64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if hms.next().is_some() || h > 23 || m > 59 || s > 60 || !(1..=31).contains(&day) {
+        return None;
+    }
+    let days = u64::try_from(days_from_civil(year, month, day)).ok()?;
+    let secs = days
+        .checked_mul(86_400)?
+        .checked_add(h * 3600 + m * 60 + s)?;
+    UNIX_EPOCH.checked_add(std::time::Duration::from_secs(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -73,6 +135,31 @@ mod tests {
         assert_eq!(ctime(t), "Sun Mar  1 09:05:00 2026");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(ctime(leap), "Tue Feb 29 00:00:00 2000");
+    }
+
+    #[test]
+    fn http_dates_in_all_three_forms() {
+        let t = UNIX_EPOCH + Duration::from_secs(784_111_777); // 1994-11-06 08:49:37
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(t));
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), Some(t));
+        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), Some(t));
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(parse_http_date("Tue, 29 Feb 2000 00:00:00 GMT"), Some(leap));
+        assert_eq!(
+            ctime(parse_http_date("Sun, 01 Mar 2026 09:05:00 GMT").unwrap()),
+            "Sun Mar  1 09:05:00 2026"
+        );
+        for bad in [
+            "",
+            "120",
+            "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Thu, 01 Jan 1969 00:00:00 GMT",
+        ] {
+            assert_eq!(parse_http_date(bad), None, "{bad}");
+        }
     }
 
     #[test]

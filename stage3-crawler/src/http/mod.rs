@@ -118,6 +118,10 @@ pub struct Client {
     /// What we know of each origin's HTTP/2: its one connection, or that
     /// it speaks HTTP/1.1 only.
     h2: RefCell<HashMap<Origin, H2Origin>>,
+    /// The URLs answered 429 or 503 lately, with the `Retry-After` each
+    /// asked for, until the politeness layer takes them
+    /// ([`take_slow_down`](Client::take_slow_down)).
+    slow_downs: RefCell<HashMap<String, Option<Duration>>>,
     /// Every HTTP/2 connection started and not yet ended, with its task,
     /// for `close`: the origins' map holds only the current one of each.
     h2_started: RefCell<Vec<(h2::Connection, runtime::JoinHandle<()>)>>,
@@ -157,6 +161,7 @@ impl Client {
             listener: RefCell::new(None),
             h2: RefCell::new(HashMap::new()),
             h2_started: RefCell::new(Vec::new()),
+            slow_downs: RefCell::new(HashMap::new()),
             h2_attempts: Cell::new(0),
         }
     }
@@ -196,6 +201,9 @@ impl Client {
         {
             // No server sends 407: it is the proxy's, not the site's.
             return Err(proxy::refusal(proxy, 407, &format!("GET {url}")));
+        }
+        if matches!(response.status, 429 | 503) {
+            self.note_slow_down(url, response.retry_after(SystemTime::now()));
         }
         let listener = self.listener.borrow().clone();
         if let Some(listener) = listener {
@@ -542,6 +550,28 @@ impl Client {
             // did, the crawl is over anyway.
             let _ = task.await;
         }
+    }
+
+    /// Remembers that `url` was answered with a slow-down, and the wait
+    /// its `Retry-After` asked for. A crawl whose politeness never takes
+    /// them (a library user's, without `Turns`) keeps at most a few
+    /// thousand.
+    fn note_slow_down(&self, url: &Url, retry_after: Option<Duration>) {
+        let mut slow_downs = self.slow_downs.borrow_mut();
+        if slow_downs.len() >= 4096 {
+            slow_downs.clear();
+        }
+        slow_downs.insert(url.to_string(), retry_after);
+    }
+
+    /// Whether `url` was last answered with a 429 or 503, and if so, the
+    /// `Retry-After` it came with (`Some(None)` for none); forgets it.
+    pub fn take_slow_down(&self, url: &Url) -> Option<Option<Duration>> {
+        let mut slow_downs = self.slow_downs.borrow_mut();
+        if slow_downs.is_empty() {
+            return None;
+        }
+        slow_downs.remove(url.as_str())
     }
 
     /// Connections opened so far.

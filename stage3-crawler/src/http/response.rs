@@ -72,6 +72,22 @@ impl Response {
             .map(|(_, v)| v.as_str())
     }
 
+    // ANCHOR: retry_after
+    /// How long the server asks us to wait before asking again
+    /// (`Retry-After`, RFC 9110 section 10.2.3): a number of seconds, or a
+    /// date, counted from `now` (a date gone by is no wait). `None`
+    /// without the header, or with one that is neither.
+    pub fn retry_after(&self, now: std::time::SystemTime) -> Option<Duration> {
+        let value = self.header("retry-after")?.trim();
+        if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+            // More digits than a u64 holds is a very long wait.
+            return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+        }
+        let at = crawl_kit::dates::parse_http_date(value)?;
+        Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    }
+    // ANCHOR_END: retry_after
+
     /// Whether the connection may carry another request after this
     /// response: HTTP/1.1 unless the server said `close`, HTTP/1.0 only if
     /// it said `keep-alive`.
@@ -506,6 +522,32 @@ fn parse_chunk_size(line: &[u8]) -> Result<u64, FetchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_seconds_or_a_date() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let with = |value: &str| Response {
+            headers: vec![("Retry-After".into(), value.into())],
+            ..Response::default()
+        };
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_777); // 1994-11-06 08:49:37
+        assert_eq!(with("120").retry_after(now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            with("Sun, 06 Nov 1994 08:50:07 GMT").retry_after(now),
+            Some(Duration::from_secs(30))
+        );
+        // A date gone by is no wait; a number too big is a very long one.
+        assert_eq!(
+            with("Sun, 06 Nov 1994 08:00:00 GMT").retry_after(now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            with("99999999999999999999999").retry_after(now),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        assert_eq!(with("soon").retry_after(now), None);
+        assert_eq!(Response::default().retry_after(now), None);
+    }
 
     fn head(status: u16, version: u8, headers: &[(&str, &str)]) -> Response {
         Response {

@@ -36,6 +36,7 @@ use url::Url;
 
 use crate::polite::robots::Robots;
 pub use crate::polite::robots::RobotsOutcome;
+use crate::polite::slow_down::{self, Decision, Jitter, Wait};
 use crate::seams::Work;
 use crate::skipped::SkipReason;
 use crate::stats::Exception;
@@ -81,6 +82,9 @@ struct HostSlot {
     /// The task that puts the first parked URL back on the queue when the
     /// delay is over.
     timer: Option<JoinHandle<()>>,
+    /// Slow-downs without `Retry-After` in a row: each doubles the next
+    /// backoff; any other answer resets it.
+    streak: u32,
 }
 
 /// What a worker does with the URL it took from the queue.
@@ -98,6 +102,17 @@ pub enum Turn {
     /// Not to be fetched: robots.txt disallows it.
     Skip(Work, SkipReason),
     /// Its origin's robots.txt was unreachable: fail it with that error.
+    Fail(Work, Exception),
+}
+
+/// What became of a URL whose server asked us to slow down.
+#[derive(Debug)]
+pub enum Slowed {
+    /// It waits with its host, unfinished, and is asked again then.
+    Waiting,
+    /// It has waited enough: record it as it came.
+    Record(Work),
+    /// The server asked for a longer wait than we give: it fails so.
     Fail(Work, Exception),
 }
 
@@ -120,6 +135,11 @@ struct State {
     hosts: HashMap<HostKey, HostSlot>,
     robots: HashMap<String, RobotsState>,
     outcomes: Vec<RobotsOutcome>,
+    /// How many times each URL waiting or done waiting has waited.
+    waited: HashMap<String, u32>,
+    /// Every wait so far, for the report.
+    waits: Vec<Wait>,
+    jitter: Option<Jitter>,
 }
 
 impl Politeness {
@@ -354,6 +374,72 @@ impl Politeness {
         Some(slot.map_or(self.config.delay, |slot| slot.delay))
     }
 
+    // ANCHOR: slowed
+    /// The server answered `work`'s URL with `status` (429 or 503) and
+    /// `retry_after`: the URL waits with its host, first in its line, and
+    /// the host starts nothing before the wait is over (its other hosts'
+    /// lines go on); or the URL is done.
+    pub fn slowed(&self, work: Work, status: u16, retry_after: Option<Duration>) -> Slowed {
+        let Some(key) = host_key(&work.url) else {
+            return Slowed::Record(work);
+        };
+        let mut state = self.state.borrow_mut();
+        let url = work.url.to_string();
+        let waited = state.waited.get(&url).copied().unwrap_or(0);
+        let streak = state.hosts.get(&key).map_or(0, |slot| slot.streak);
+        let jitter = state.jitter.get_or_insert_with(Jitter::new).next();
+        let cap = self.config.max_crawl_delay;
+        let (wait, why) = match slow_down::decide(status, retry_after, waited, streak, cap, jitter)
+        {
+            Decision::Record => {
+                state.waited.remove(&url);
+                return Slowed::Record(work);
+            }
+            Decision::Fail(message) => {
+                state.waited.remove(&url);
+                let kind = "slow_down";
+                return Slowed::Fail(work, Exception { kind, message });
+            }
+            Decision::Wait(wait, why) => (wait, why),
+        };
+        state.waited.insert(url.clone(), waited + 1);
+        let until = runtime::saturating_add(runtime::now(), wait);
+        let slot = state
+            .hosts
+            .entry(key.clone())
+            .or_insert_with(|| HostSlot::new(self.config.delay));
+        if retry_after.is_none() {
+            slot.streak += 1;
+        }
+        slot.next_start = Some(slot.next_start.map_or(until, |at| at.max(until)));
+        slot.parked.push_front(work);
+        state.waits.push(Wait {
+            host: format!("{}:{}", key.0, key.1),
+            url,
+            why,
+            wait,
+        });
+        Slowed::Waiting
+    }
+    // ANCHOR_END: slowed
+
+    /// `url`'s host answered it with anything but a slow-down: the host's
+    /// backoff starts again from the beginning.
+    pub fn answered(&self, url: &Url) {
+        let mut state = self.state.borrow_mut();
+        if !state.waited.is_empty() {
+            state.waited.remove(url.as_str());
+        }
+        if let Some(slot) = host_key(url).and_then(|key| state.hosts.get_mut(&key)) {
+            slot.streak = 0;
+        }
+    }
+
+    /// Every wait so far, in order.
+    pub fn waits(&self) -> Vec<Wait> {
+        self.state.borrow().waits.clone()
+    }
+
     /// The robots.txt outcomes so far, one per origin, in the order they
     /// were settled.
     pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
@@ -388,6 +474,7 @@ impl HostSlot {
             delay,
             parked: VecDeque::new(),
             timer: None,
+            streak: 0,
         }
     }
 
@@ -402,10 +489,11 @@ impl HostSlot {
     }
 
     /// A request ended now: with a delay, the next may start that long
-    /// after.
+    /// after (or later, if the host asked us to wait longer).
     fn ended(&mut self, now: Instant) {
         if !self.delay.is_zero() {
-            self.next_start = Some(runtime::saturating_add(now, self.delay));
+            let at = runtime::saturating_add(now, self.delay);
+            self.next_start = Some(self.next_start.map_or(at, |t| t.max(at)));
         }
     }
 

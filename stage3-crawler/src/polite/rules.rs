@@ -20,10 +20,11 @@ use crate::config::Config;
 use crate::http::{Cap, Client};
 use crate::logging::CrawlLog;
 use crate::polite::host::HostRules;
-use crate::polite::politeness::{self, Politeness, RobotsOutcome};
+use crate::polite::politeness::{self, Politeness, RobotsOutcome, Slowed};
 use crate::polite::robots::{Robots, RobotsSource, product_token};
 use crate::polite::robots_fetch::{RobotsFetch, fetch_robots};
 use crate::polite::sitemap::{Sitemap, SitemapKind, SitemapOutcome, parse_sitemap};
+use crate::polite::slow_down::Wait;
 use crate::polite::traps::Traps;
 use crate::seams::{Pending, Rules, Tag, Work};
 use crate::skipped::SkipReason;
@@ -416,6 +417,24 @@ impl WebRules {
     /// What each origin's robots.txt came to, for the report.
     pub fn robots_outcomes(&self) -> Vec<RobotsOutcome> {
         self.polite.robots_outcomes()
+    }
+
+    /// The server answered `work` with `status`, a slow-down: what the
+    /// client heard of `Retry-After`, and the host's line, decide.
+    pub fn slowed(&self, work: Work, status: u16) -> Slowed {
+        let retry_after = self.client.take_slow_down(&work.url).flatten();
+        self.polite.slowed(work, status, retry_after)
+    }
+
+    /// `url`'s host answered it with anything but a slow-down.
+    pub fn answered(&self, url: &Url) {
+        self.client.take_slow_down(url);
+        self.polite.answered(url);
+    }
+
+    /// Every wait hosts asked for, for the report.
+    pub fn waits(&self) -> Vec<Wait> {
+        self.polite.waits()
     }
 
     /// Sitemaps found since the last call, for a shared frontier to queue

@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use url::Url;
 
+use crate::polite::politeness::Slowed;
 use crate::polite::rules::{Admission, WebRules};
 use crate::seams::{Found, Outcome, Pending, Work, WorkQueue};
 use crate::skipped::SkipReason;
@@ -73,6 +74,27 @@ impl Turns {
         }
     }
 
+    // ANCHOR: unless_slowed
+    /// `work` and what came of it, to record; or `None` when its server
+    /// asked us to slow down (429, 503) and it waits with its host, to be
+    /// asked again when the wait is over.
+    fn unless_slowed(&self, work: Work, mut found: Found) -> Option<(Work, Found)> {
+        let status = found.stat.status.filter(|s| matches!(s, 429 | 503));
+        let Some(status) = status.filter(|_| found.stat.exception.is_none()) else {
+            self.rules.answered(&work.url);
+            return Some((work, found));
+        };
+        match self.rules.slowed(work, status) {
+            Slowed::Waiting => None,
+            Slowed::Record(work) => Some((work, found)),
+            Slowed::Fail(work, exception) => {
+                found.stat.exception = Some(exception);
+                Some((work, found))
+            }
+        }
+    }
+    // ANCHOR_END: unless_slowed
+
     /// The fetch of `url` ended: its host's next URL, if one waits, is
     /// the next to go.
     fn finish(&self, url: &Url) {
@@ -101,7 +123,9 @@ impl WorkQueue for Turns {
     fn task_done(&self, work: Work, found: Found) -> Pending<'_, ()> {
         Box::pin(async move {
             let url = work.url.clone();
-            self.inner.task_done(work, found).await;
+            if let Some((work, found)) = self.unless_slowed(work, found) {
+                self.inner.task_done(work, found).await;
+            }
             self.finish(&url);
         })
     }

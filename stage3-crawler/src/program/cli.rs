@@ -146,7 +146,10 @@ pub struct Args {
     pub delay: Duration,
 
     /// Cut a robots.txt Crawl-delay longer than this to it (the report
-    /// says so).
+    /// says so); and the longest wait a 429 or 503 may ask for with
+    /// Retry-After, past which the URL fails with a reason that says so.
+    /// Without Retry-After, such a host backs off from 1s, doubling, up to
+    /// this; a URL waits three times at most.
     #[arg(long = "max-crawl-delay", value_name = "DURATION", default_value = "30s",
           value_parser = parse_gap)]
     pub max_crawl_delay: Duration,

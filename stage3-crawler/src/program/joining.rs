@@ -533,6 +533,8 @@ pub async fn merged_report(
         interrupted: status.pending > 0,
         robots: Vec::new(),
         sitemaps,
+        // A shared crawl's processes keep their waits to themselves.
+        waits: Vec::new(),
     };
     if json {
         for stat in &done {

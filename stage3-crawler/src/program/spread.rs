@@ -29,6 +29,7 @@ use crate::http::HearExchanges;
 use crate::keeping::archive::ArchiveHandle;
 use crate::polite::politeness::RobotsOutcome;
 use crate::polite::sitemap::SitemapOutcome;
+use crate::polite::slow_down::Wait;
 use crate::records::Records;
 use crate::report::reporting::{Crawl, Reported};
 use crate::seams::Outcome;
@@ -50,6 +51,7 @@ pub struct Part {
     outcome: Outcome,
     robots: Vec<RobotsOutcome>,
     sitemaps: Vec<SitemapOutcome>,
+    waits: Vec<Wait>,
     connections: u64,
 }
 
@@ -143,6 +145,7 @@ fn part(crawler: &Crawler, outcome: Outcome) -> Part {
         outcome,
         robots: crawler.robots_outcomes(),
         sitemaps: crawler.sitemap_outcomes(),
+        waits: crawler.waits(),
         connections: crawler.connections_opened(),
     }
 }
@@ -282,6 +285,7 @@ impl Reported for Merged<'_> {
             interrupted: outcome != Outcome::Completed,
             robots: parts.iter().flat_map(|p| p.robots.clone()).collect(),
             sitemaps: parts.iter().flat_map(|p| p.sitemaps.clone()).collect(),
+            waits: parts.iter().flat_map(|p| p.waits.clone()).collect(),
         })
     }
 }

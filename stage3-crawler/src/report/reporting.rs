@@ -1,6 +1,7 @@
 //! The report, in the layout of the chapter's `reporting.py` (`--report
 //! text`), or as JSON Lines (`--report json`).
 
+use crate::polite::slow_down::Wait;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::time::SystemTime;
@@ -42,6 +43,8 @@ pub struct Summary {
     pub robots: Vec<RobotsOutcome>,
     /// What each sitemap read came to (with --sitemaps).
     pub sitemaps: Vec<SitemapOutcome>,
+    /// Each wait a host asked for (a 429 or 503), in order.
+    pub waits: Vec<Wait>,
 }
 
 /// One line of the text report.
@@ -98,6 +101,8 @@ pub struct Crawl<'a> {
     pub robots: Vec<RobotsOutcome>,
     /// What each sitemap read came to.
     pub sitemaps: Vec<SitemapOutcome>,
+    /// Each wait a host asked for.
+    pub waits: Vec<Wait>,
 }
 
 /// Something whose report can be written as it stands: a crawler, during
@@ -140,6 +145,7 @@ pub fn summary_of(crawl: &Crawl<'_>) -> Summary {
         counters: tally.counters.clone(),
         robots: crawl.robots.clone(),
         sitemaps: crawl.sitemaps.clone(),
+        waits: crawl.waits.clone(),
     }
 }
 
@@ -297,6 +303,9 @@ impl TextReport {
         }
         for sitemap in &s.sitemaps {
             writeln!(out, "sitemap {}: {}", sitemap.url, sitemap.outcome)?;
+        }
+        for wait in &s.waits {
+            writeln!(out, "{wait}")?;
         }
         writeln!(
             out,
@@ -458,6 +467,7 @@ mod tests {
             interrupted: false,
             robots: Vec::new(),
             sitemaps: Vec::new(),
+            waits: Vec::new(),
         };
         let mut out = Vec::new();
         report_of(&crawl, true, &mut out).unwrap();

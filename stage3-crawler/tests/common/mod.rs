@@ -55,6 +55,8 @@ pub struct Crawl {
     pub seen: usize,
     /// What each origin's robots.txt came to.
     pub robots: Vec<RobotsOutcome>,
+    /// Each wait a host asked for.
+    pub waits: Vec<stage3_crawler::slow_down::Wait>,
 }
 
 impl Crawl {
@@ -102,6 +104,7 @@ pub fn crawl(roots: &[String], config: Config) -> Crawl {
         skipped: crawler.skipped().clone(),
         seen: crawler.seen(),
         robots: crawler.robots_outcomes(),
+        waits: crawler.waits(),
     }
 }
 

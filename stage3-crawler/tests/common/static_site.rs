@@ -23,6 +23,9 @@ pub struct Answer {
     /// one made of the fields above, after which the connection closes:
     /// for the hostile ones (stacked codings, a body over the cap).
     pub raw: Option<Vec<u8>>,
+    /// Once the path has been asked for this many times in all, the other
+    /// answer (which may have a later one of its own).
+    pub later: Option<(usize, Box<Answer>)>,
 }
 
 impl Answer {
@@ -53,6 +56,7 @@ impl Answer {
             body,
             delay: Duration::ZERO,
             raw: None,
+            later: None,
         }
     }
 
@@ -62,6 +66,19 @@ impl Answer {
             raw: Some(response),
             ..Answer::text(200, "")
         }
+    }
+
+    /// This answer the first `times` times the path is asked for, then
+    /// `later`.
+    pub fn then(mut self, times: usize, later: Answer) -> Answer {
+        self.later = Some((times, Box::new(later)));
+        self
+    }
+
+    /// This answer with one more header.
+    pub fn with_header(mut self, name: &str, value: &str) -> Answer {
+        self.headers.push((name.into(), value.into()));
+        self
     }
 
     /// The same answer, after `delay`.
@@ -137,11 +154,21 @@ fn serve(
     let mut stream = stream;
     while let Some(request) = read_request(&mut reader) {
         let path = request.split(' ').nth(1).unwrap_or("").to_string();
-        log.lock().unwrap().push((Instant::now(), path.clone()));
-        let answer = answers
+        let asked_before = {
+            let mut log = log.lock().unwrap();
+            log.push((Instant::now(), path.clone()));
+            log.iter().filter(|(_, p)| *p == path).count() - 1
+        };
+        let mut answer = answers
             .get(&path)
             .cloned()
             .unwrap_or_else(|| Answer::text(404, "not found"));
+        while let Some((times, later)) = answer.later.take() {
+            if asked_before < times {
+                break;
+            }
+            answer = *later;
+        }
         thread::sleep(answer.delay);
         if let Some(raw) = &answer.raw {
             // A client that stops reading (a body over its cap) fails the
