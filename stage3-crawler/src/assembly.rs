@@ -164,6 +164,21 @@ pub fn build(
         Some((journal, replayed)) => (Some(journal), Some(replayed)),
         None => (None, None),
     };
+    // The sessions of the crawl's earlier runs, and its cookies from now
+    // on, kept in the journal.
+    if let Some(replayed) = &replayed {
+        for (url, line, at) in &replayed.cookies {
+            if let Ok(url) = Url::parse(url) {
+                client.restore_cookie(&url, line, *at);
+            }
+        }
+    }
+    if let Some(journal) = &journal {
+        let journal = Rc::clone(journal);
+        client.hear_cookies(Box::new(move |url, line, at| {
+            journal.cookie(url.as_str(), line, at)
+        }));
+    }
     let rules = Rc::new(WebRules::new(&config, &roots, &q, &client, &log));
     if let Some(journal) = &journal {
         let journal = Rc::clone(journal);

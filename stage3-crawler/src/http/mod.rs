@@ -8,6 +8,7 @@
 //! chapter's does with `allow_redirects=False`.
 
 mod conn;
+mod cookies;
 mod decode;
 mod error;
 mod exchange;
@@ -35,6 +36,7 @@ use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
 use conn::Connection;
+pub use cookies::Jar;
 pub use decode::Cap;
 pub use decode::{ACCEPT_ENCODING, DecodeError, Layer, decode_body};
 pub use error::FetchError;
@@ -79,6 +81,9 @@ pub struct ClientConfig {
     /// The proxies requests go through (`--proxy`, or the environment's
     /// `http_proxy` and the rest); none by default.
     pub proxies: Proxies,
+    /// Keep the cookies servers set, and send them back (on by default;
+    /// `--no-cookies` turns it off).
+    pub cookies: bool,
 }
 
 /// The User-Agent sent unless `--user-agent` says otherwise: the crawler's
@@ -100,6 +105,7 @@ impl Default for ClientConfig {
             http2: true,
             http2_prior_knowledge: false,
             proxies: Proxies::default(),
+            cookies: true,
         }
     }
 }
@@ -118,6 +124,10 @@ pub struct Client {
     /// What we know of each origin's HTTP/2: its one connection, or that
     /// it speaks HTTP/1.1 only.
     h2: RefCell<HashMap<Origin, H2Origin>>,
+    /// The crawl's cookies (none with `--no-cookies`).
+    jar: Option<RefCell<Jar>>,
+    /// Who hears each `Set-Cookie` line: with `--state`, the journal.
+    cookie_listener: RefCell<Option<CookieListener>>,
     /// The URLs answered 429 or 503 lately, with the `Retry-After` each
     /// asked for, until the politeness layer takes them
     /// ([`take_slow_down`](Client::take_slow_down)).
@@ -130,6 +140,9 @@ pub struct Client {
 }
 
 // ANCHOR: h2_origin
+/// Who hears each `Set-Cookie` line: its URL, the line, when it came.
+pub type CookieListener = Box<dyn Fn(&Url, &str, SystemTime)>;
+
 /// An origin, as far as HTTP/2 goes.
 enum H2Origin {
     /// A request is connecting (attempt number, waiting requests); the
@@ -153,6 +166,7 @@ impl Client {
     /// A client with `config`, and an empty pool.
     pub fn new(config: ClientConfig) -> Client {
         let pool = Pool::new(config.max_idle);
+        let jar = config.cookies.then(|| RefCell::new(Jar::default()));
         Client {
             tls: tls::client_config(&config.ca_certs, config.http2),
             config,
@@ -162,6 +176,8 @@ impl Client {
             h2: RefCell::new(HashMap::new()),
             h2_started: RefCell::new(Vec::new()),
             slow_downs: RefCell::new(HashMap::new()),
+            jar,
+            cookie_listener: RefCell::new(None),
             h2_attempts: Cell::new(0),
         }
     }
@@ -188,9 +204,10 @@ impl Client {
         let limit = self.config.fetch_timeout;
         // An http URL through a proxy is asked of the proxy, in full.
         let proxy = self.plain_proxy(url);
+        let cookie = self.cookie_line(url);
         let request = match proxy {
-            Some(proxy) => request_via(url, &self.config.user_agent, proxy),
-            None => request(url, &self.config.user_agent),
+            Some(proxy) => request_via(url, &self.config.user_agent, &cookie, proxy),
+            None => request(url, &self.config.user_agent, &cookie),
         };
         let sent = SystemTime::now();
         let mut response = timeout(limit, self.attempt(url, &request, cap))
@@ -204,6 +221,16 @@ impl Client {
         }
         if matches!(response.status, 429 | 503) {
             self.note_slow_down(url, response.retry_after(SystemTime::now()));
+        }
+        if let Some(jar) = &self.jar {
+            let mut jar = jar.borrow_mut();
+            let listener = self.cookie_listener.borrow();
+            for line in response.headers_named("set-cookie") {
+                jar.store(url, line, sent);
+                if let Some(listener) = listener.as_ref() {
+                    listener(url, line, sent);
+                }
+            }
         }
         let listener = self.listener.borrow().clone();
         if let Some(listener) = listener {
@@ -316,17 +343,16 @@ impl Client {
             let Some((conn, fresh)) = self.h2_connection(origin).await? else {
                 return Ok(None);
             };
-            let keep_head = self.listener.borrow().is_some();
-            let result = h2::get(
-                &conn,
-                url,
-                &self.config.user_agent,
-                self.config.read_timeout,
-                self.config.max_body,
+            let cookie = self.cookie_value(url);
+            let asking = h2::Asking {
+                user_agent: &self.config.user_agent,
+                cookie: cookie.as_deref(),
+                read_timeout: self.config.read_timeout,
+                max_body: self.config.max_body,
                 cap,
-                keep_head,
-            )
-            .await;
+                keep_head: self.listener.borrow().is_some(),
+            };
+            let result = h2::get(&conn, url, &asking).await;
             match result {
                 Ok(response) => return Ok(Some(response)),
                 Err(StreamError::Refused(why)) if !again => {
@@ -552,6 +578,39 @@ impl Client {
         }
     }
 
+    /// The `Cookie` header line for a request to `url`, or nothing.
+    fn cookie_line(&self, url: &Url) -> String {
+        self.cookie_value(url)
+            .map_or_else(String::new, |value| format!("Cookie: {value}\r\n"))
+    }
+
+    /// The cookies to send with a request to `url`, if any.
+    fn cookie_value(&self, url: &Url) -> Option<String> {
+        self.jar
+            .as_ref()?
+            .borrow()
+            .header_for(url, SystemTime::now())
+    }
+
+    /// Tells `listener` every `Set-Cookie` line from now on, with its URL
+    /// and when it came: with `--state`, the journal keeps them.
+    pub fn hear_cookies(&self, listener: CookieListener) {
+        *self.cookie_listener.borrow_mut() = Some(listener);
+    }
+
+    /// Plays a `Set-Cookie` line heard at `at` by an earlier run of the
+    /// crawl (from its journal) into the jar again.
+    pub fn restore_cookie(&self, url: &Url, line: &str, at: SystemTime) {
+        if let Some(jar) = &self.jar {
+            jar.borrow_mut().store(url, line, at);
+        }
+    }
+
+    /// Cookies kept right now.
+    pub fn cookies_kept(&self) -> usize {
+        self.jar.as_ref().map_or(0, |jar| jar.borrow().len())
+    }
+
     /// Remembers that `url` was answered with a slow-down, and the wait
     /// its `Retry-After` asked for. A crawl whose politeness never takes
     /// them (a library user's, without `Turns`) keeps at most a few
@@ -719,7 +778,7 @@ fn decoded(mut response: Response, max_body: u64, cap: Cap) -> Result<Response, 
 /// The request bytes. The target is the path and query; the fragment never
 /// leaves the client. `Host` carries the port only when it is not the
 /// default, as browsers send it.
-fn request(url: &Url, user_agent: &str) -> Vec<u8> {
+fn request(url: &Url, user_agent: &str, cookie: &str) -> Vec<u8> {
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
     format!(
@@ -728,6 +787,7 @@ fn request(url: &Url, user_agent: &str) -> Vec<u8> {
          User-Agent: {user_agent}\r\n\
          Accept: */*\r\n\
          Accept-Encoding: {ACCEPT_ENCODING}\r\n\
+         {cookie}\
          \r\n"
     )
     .into_bytes()
@@ -736,7 +796,7 @@ fn request(url: &Url, user_agent: &str) -> Vec<u8> {
 /// The request for an http URL through a proxy: the whole URL on the
 /// request line (absolute form, RFC 9112 section 3.2.2), and the proxy's
 /// credentials.
-fn request_via(url: &Url, user_agent: &str, proxy: &Proxy) -> Vec<u8> {
+fn request_via(url: &Url, user_agent: &str, cookie: &str, proxy: &Proxy) -> Vec<u8> {
     let target = &url[..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
     format!(
@@ -746,6 +806,7 @@ fn request_via(url: &Url, user_agent: &str, proxy: &Proxy) -> Vec<u8> {
          User-Agent: {user_agent}\r\n\
          Accept: */*\r\n\
          Accept-Encoding: {ACCEPT_ENCODING}\r\n\
+         {cookie}\
          \r\n",
         proxy.authorization_line()
     )
@@ -760,7 +821,7 @@ mod tests {
     fn a_request_through_a_proxy_names_the_whole_url() {
         let url = Url::parse("http://example.com:8080/a?b#frag").unwrap();
         let proxy = Proxy::parse("http://u:p@127.0.0.1:3128").unwrap();
-        let text = String::from_utf8(request_via(&url, "ua", &proxy)).unwrap();
+        let text = String::from_utf8(request_via(&url, "ua", "", &proxy)).unwrap();
         assert!(
             text.starts_with(
                 "GET http://example.com:8080/a?b HTTP/1.1\r\nHost: example.com:8080\r\n\
@@ -775,13 +836,13 @@ mod tests {
         let url = Url::parse("http://Example.COM:8080/a/b?x=1#frag").unwrap();
         let o = origin(&url).unwrap();
         assert_eq!((o.host.as_str(), o.port), ("example.com", 8080));
-        let text = String::from_utf8(request(&url, DEFAULT_USER_AGENT)).unwrap();
+        let text = String::from_utf8(request(&url, DEFAULT_USER_AGENT, "")).unwrap();
         assert!(
             text.starts_with("GET /a/b?x=1 HTTP/1.1\r\nHost: example.com:8080\r\n"),
             "{text}"
         );
         let url = Url::parse("http://example.com").unwrap();
-        let text = String::from_utf8(request(&url, DEFAULT_USER_AGENT)).unwrap();
+        let text = String::from_utf8(request(&url, DEFAULT_USER_AGENT, "")).unwrap();
         assert!(
             text.starts_with("GET / HTTP/1.1\r\nHost: example.com\r\n"),
             "{text}"

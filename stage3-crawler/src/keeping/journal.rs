@@ -38,7 +38,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -105,6 +105,9 @@ pub struct Replayed {
     pub aside: Vec<Aside>,
     /// Bytes of a torn last line that were cut off.
     pub cut: u64,
+    /// Every `Set-Cookie` line heard, with its URL and when it came, in
+    /// order: the jar, played again.
+    pub cookies: Vec<(String, String, SystemTime)>,
 }
 
 impl Replayed {
@@ -277,6 +280,21 @@ impl Journal {
         self.facts.borrow_mut().push_str(&line(&fact));
     }
 
+    /// Notes a `Set-Cookie` line from a response to `url` at `at`, so
+    /// that a resumed crawl keeps its sessions: it goes out with the next
+    /// commit, the one of the URL whose response set it.
+    pub fn cookie(&self, url: &str, set: &str, at: SystemTime) {
+        let ms = at
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let fact = CookieLine {
+            cookie: url,
+            set,
+            at: ms,
+        };
+        self.facts.borrow_mut().push_str(&line(&fact));
+    }
+
     // ANCHOR: commit
     /// Writes the batch noted since the last commit, `done` lines last, in
     /// one `write`. Called when a URL is done, before the queue hears it.
@@ -435,6 +453,14 @@ struct RobotsLine<'a> {
 }
 
 #[derive(Serialize)]
+struct CookieLine<'a> {
+    cookie: &'a str,
+    set: &'a str,
+    /// Milliseconds since 1970: an expiry of Max-Age counts from here.
+    at: u64,
+}
+
+#[derive(Serialize)]
 struct DoneLine {
     done: Value,
 }
@@ -541,6 +567,9 @@ fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
         if let Some(queued) = replayed.queued.iter_mut().rev().find(|q| q.url == url) {
             queued.depth = depth;
         }
+    } else if let Some(url) = fact.get("cookie") {
+        let at = UNIX_EPOCH + Duration::from_millis(fact["at"].as_u64()?);
+        replayed.cookies.push((text(url)?, text(&fact["set"])?, at));
     } else if let Some(origin) = fact.get("robots") {
         let source = match fact["source"].as_str()? {
             "file" => RobotsSource::File(text(&fact["text"])?),
@@ -663,6 +692,30 @@ mod tests {
             wire_size: 3,
             protocol: Some("http/1.1"),
         }
+    }
+
+    #[test]
+    fn cookies_survive_a_resume() {
+        let dir = Dir::new("cookies");
+        let at = UNIX_EPOCH + Duration::from_secs(1_772_355_900);
+        let url = "http://127.0.0.1:1/login";
+        {
+            let (journal, _) = Journal::open(&dir.0, &identity()).unwrap();
+            journal.cookie(url, "session=abc; Max-Age=600", at);
+            journal.commit();
+        }
+        let (_, replayed) = Journal::open(&dir.0, &identity()).unwrap();
+        assert_eq!(
+            replayed.cookies,
+            [(url.to_string(), "session=abc; Max-Age=600".to_string(), at)]
+        );
+        // Played into a new client's jar, the session goes out again, and
+        // its Max-Age counts from when it was first heard.
+        let client = crate::http::Client::new(crate::http::ClientConfig::default());
+        let (url, line, at) = &replayed.cookies[0];
+        let url = url::Url::parse(url).unwrap();
+        client.restore_cookie(&url, line, *at);
+        assert_eq!(client.cookies_kept(), 1);
     }
 
     #[test]

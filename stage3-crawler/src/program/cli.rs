@@ -227,6 +227,14 @@ pub struct Args {
     #[arg(long, value_name = "URL", value_parser = parse_proxy)]
     pub proxy: Option<Proxy>,
 
+    /// Keep no cookies. Without it, the cookies servers set are kept for
+    /// the crawl (RFC 6265; none for a public suffix such as co.uk, a few
+    /// thousand at most) and sent back, as a browser would. A shared crawl
+    /// (--frontier) keeps none either way: its processes fetch each
+    /// other's URLs, and one process's session would not be the others'.
+    #[arg(long = "no-cookies")]
+    pub no_cookies: bool,
+
     /// Ignore the proxy environment variables: connect directly.
     #[arg(long = "no-proxy", conflicts_with = "proxy")]
     pub no_proxy: bool,
@@ -452,6 +460,7 @@ impl Args {
                 http2: self.http2 == Http2::Auto,
                 http2_prior_knowledge: self.http2_prior_knowledge,
                 proxies: self.proxies.clone(),
+                cookies: !self.no_cookies && self.frontier.is_none(),
                 ..ClientConfig::default()
             },
             polite: PoliteConfig {

@@ -104,6 +104,8 @@ pub const OPTIONS: &[(&str, Scope)] = &[
     ("http2_prior_knowledge", Scope::Process),
     // Where this process's requests leave from.
     ("proxy", Scope::Process),
+    // A shared crawl keeps no cookies at all (see --help).
+    ("no_cookies", Scope::Process),
     ("no_proxy", Scope::Process),
     ("parse_threads", Scope::Process),
     ("loops", Scope::Process),

@@ -23,21 +23,38 @@ use super::decode::{ACCEPT_ENCODING, Cap};
 use super::error::FetchError;
 use super::response::{Protocol, Response};
 
+/// How to ask: what the client sends with every request, and its limits.
+#[derive(Clone, Copy)]
+pub(crate) struct Asking<'a> {
+    pub(crate) user_agent: &'a str,
+    /// The `Cookie` header's value, if the jar has one for the URL.
+    pub(crate) cookie: Option<&'a str>,
+    pub(crate) read_timeout: Duration,
+    pub(crate) max_body: u64,
+    pub(crate) cap: Cap,
+    /// Keep the head, written as HTTP/1.1, for the archive.
+    pub(crate) keep_head: bool,
+}
+
 // ANCHOR: get
 /// Sends a GET for `url` on `conn` and waits for the whole response, each
-/// silence bounded by `read_timeout`, the body by `max_body`.
+/// silence bounded by the read timeout, the body by `--max-body`.
 pub(crate) async fn get(
     conn: &Connection,
     url: &Url,
-    user_agent: &str,
-    read_timeout: Duration,
-    max_body: u64,
-    cap: Cap,
-    keep_head: bool,
+    asking: &Asking<'_>,
 ) -> Result<Response, StreamError> {
+    let Asking {
+        user_agent,
+        cookie,
+        read_timeout,
+        max_body,
+        cap,
+        keep_head,
+    } = *asking;
     let authority = &url[Position::BeforeHost..Position::AfterPort];
     let path = &url[Position::BeforePath..Position::AfterQuery];
-    let fields: [(&[u8], &[u8]); 7] = [
+    let mut fields: Vec<(&[u8], &[u8])> = vec![
         (b":method", b"GET"),
         (b":scheme", url.scheme().as_bytes()),
         (b":authority", authority.as_bytes()),
@@ -46,6 +63,9 @@ pub(crate) async fn get(
         (b"accept", b"*/*"),
         (b"accept-encoding", ACCEPT_ENCODING.as_bytes()),
     ];
+    if let Some(cookie) = cookie {
+        fields.push((b"cookie", cookie.as_bytes()));
+    }
     let request = conn.open(&fields, max_body, read_timeout).await?;
     let answer = request.response(read_timeout).await?;
     let failed = |e| StreamError::Failed(e, 1);
