@@ -98,9 +98,17 @@ impl Crawler {
             .unwrap_or_default()
     }
 
-    /// Each wait a host asked for (a 429 or 503), in order.
+    /// Each wait a host asked for (a 429 or 503), in order: the first
+    /// ten thousand.
     pub fn waits(&self) -> Vec<Wait> {
-        self.features().map(|p| p.rules.waits()).unwrap_or_default()
+        self.features()
+            .map(|p| p.rules.waits().0)
+            .unwrap_or_default()
+    }
+
+    /// The waits past the ones [`waits`](Self::waits) lists.
+    pub fn waits_unlisted(&self) -> u64 {
+        self.features().map_or(0, |p| p.rules.waits().1)
     }
 
     /// What each sitemap read came to, in the order they were read.
@@ -420,6 +428,7 @@ impl Reported for Crawler {
             robots: self.robots_outcomes(),
             sitemaps: self.sitemap_outcomes(),
             waits: self.waits(),
+            waits_unlisted: self.waits_unlisted(),
         })
     }
 }

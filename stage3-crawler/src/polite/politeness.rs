@@ -137,8 +137,10 @@ struct State {
     outcomes: Vec<RobotsOutcome>,
     /// How many times each URL waiting or done waiting has waited.
     waited: HashMap<String, u32>,
-    /// Every wait so far, for the report.
+    /// The waits so far, for the report: the first ten thousand, and how
+    /// many more.
     waits: Vec<Wait>,
+    waits_unlisted: u64,
     jitter: Option<Jitter>,
 }
 
@@ -413,12 +415,16 @@ impl Politeness {
         }
         slot.next_start = Some(slot.next_start.map_or(until, |at| at.max(until)));
         slot.parked.push_front(work);
-        state.waits.push(Wait {
-            host: format!("{}:{}", key.0, key.1),
-            url,
-            why,
-            wait,
-        });
+        if state.waits.len() < slow_down::MAX_LISTED_WAITS {
+            state.waits.push(Wait {
+                host: format!("{}:{}", key.0, key.1),
+                url,
+                why,
+                wait,
+            });
+        } else {
+            state.waits_unlisted += 1;
+        }
         Slowed::Waiting
     }
     // ANCHOR_END: slowed
@@ -435,9 +441,11 @@ impl Politeness {
         }
     }
 
-    /// Every wait so far, in order.
-    pub fn waits(&self) -> Vec<Wait> {
-        self.state.borrow().waits.clone()
+    /// The waits so far, in order (the first ten thousand), and how many
+    /// more there were.
+    pub fn waits(&self) -> (Vec<Wait>, u64) {
+        let state = self.state.borrow();
+        (state.waits.clone(), state.waits_unlisted)
     }
 
     /// The robots.txt outcomes so far, one per origin, in the order they
@@ -508,5 +516,52 @@ impl HostSlot {
         if !self.delay.is_zero() {
             self.next_start = Some(runtime::saturating_add(now, self.delay));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seams::Tag;
+
+    fn work(url: &str) -> Work {
+        Work {
+            url: Url::parse(url).unwrap(),
+            max_redirect: 10,
+            from: None,
+            tag: Tag::default(),
+        }
+    }
+
+    #[test]
+    fn the_report_lists_ten_thousand_waits_and_counts_the_rest() {
+        let polite = Politeness::new(PoliteConfig::default(), Queue::new());
+        let no_wait = Some(Duration::ZERO);
+        for i in 0..slow_down::MAX_LISTED_WAITS + 5 {
+            let url = format!("http://h{i}.test/");
+            assert!(matches!(
+                polite.slowed(work(&url), 429, no_wait),
+                Slowed::Waiting
+            ));
+        }
+        let (listed, more) = polite.waits();
+        assert_eq!((listed.len(), more), (slow_down::MAX_LISTED_WAITS, 5));
+        // A URL waits three times, and its fourth slow-down is its result.
+        let url = "http://one.test/";
+        for _ in 0..slow_down::MAX_WAITS {
+            assert!(matches!(
+                polite.slowed(work(url), 503, no_wait),
+                Slowed::Waiting
+            ));
+        }
+        assert!(matches!(
+            polite.slowed(work(url), 503, no_wait),
+            Slowed::Record(_)
+        ));
+        // Its count starts again: it was done.
+        assert!(matches!(
+            polite.slowed(work(url), 503, no_wait),
+            Slowed::Waiting
+        ));
     }
 }

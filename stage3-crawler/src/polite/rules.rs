@@ -432,8 +432,9 @@ impl WebRules {
         self.polite.answered(url);
     }
 
-    /// Every wait hosts asked for, for the report.
-    pub fn waits(&self) -> Vec<Wait> {
+    /// The waits hosts asked for, for the report: the first ten
+    /// thousand, and how many more.
+    pub fn waits(&self) -> (Vec<Wait>, u64) {
         self.polite.waits()
     }
 

@@ -13,6 +13,11 @@ use serde::{Serialize, Serializer};
 /// How many times one URL waits; its next 429 or 503 is its result.
 pub const MAX_WAITS: u32 = 3;
 
+/// The most waits the report lists; past them, it counts them. A site
+/// that answers 429 to a million URLs would otherwise fill memory with
+/// their records.
+pub const MAX_LISTED_WAITS: usize = 10_000;
+
 /// The first backoff without `Retry-After`; each slow-down in a row from a
 /// host doubles it, up to `--max-crawl-delay`.
 pub const BACKOFF_BASE: Duration = Duration::from_secs(1);

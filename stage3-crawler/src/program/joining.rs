@@ -537,6 +537,7 @@ pub async fn merged_report(
         sitemaps,
         // A shared crawl's processes keep their waits to themselves.
         waits: Vec::new(),
+        waits_unlisted: 0,
     };
     if json {
         for stat in &done {

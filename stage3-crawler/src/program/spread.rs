@@ -52,6 +52,7 @@ pub struct Part {
     robots: Vec<RobotsOutcome>,
     sitemaps: Vec<SitemapOutcome>,
     waits: Vec<Wait>,
+    waits_unlisted: u64,
     connections: u64,
 }
 
@@ -146,6 +147,7 @@ fn part(crawler: &Crawler, outcome: Outcome) -> Part {
         robots: crawler.robots_outcomes(),
         sitemaps: crawler.sitemap_outcomes(),
         waits: crawler.waits(),
+        waits_unlisted: crawler.waits_unlisted(),
         connections: crawler.connections_opened(),
     }
 }
@@ -286,6 +288,7 @@ impl Reported for Merged<'_> {
             robots: parts.iter().flat_map(|p| p.robots.clone()).collect(),
             sitemaps: parts.iter().flat_map(|p| p.sitemaps.clone()).collect(),
             waits: parts.iter().flat_map(|p| p.waits.clone()).collect(),
+            waits_unlisted: parts.iter().map(|p| p.waits_unlisted).sum(),
         })
     }
 }

@@ -43,8 +43,11 @@ pub struct Summary {
     pub robots: Vec<RobotsOutcome>,
     /// What each sitemap read came to (with --sitemaps).
     pub sitemaps: Vec<SitemapOutcome>,
-    /// Each wait a host asked for (a 429 or 503), in order.
+    /// Each wait a host asked for (a 429 or 503), in order: the first
+    /// ten thousand.
     pub waits: Vec<Wait>,
+    /// The waits past those listed.
+    pub waits_not_listed: u64,
 }
 
 /// One line of the text report.
@@ -101,8 +104,10 @@ pub struct Crawl<'a> {
     pub robots: Vec<RobotsOutcome>,
     /// What each sitemap read came to.
     pub sitemaps: Vec<SitemapOutcome>,
-    /// Each wait a host asked for.
+    /// Each wait a host asked for: the first ten thousand.
     pub waits: Vec<Wait>,
+    /// How many more.
+    pub waits_unlisted: u64,
 }
 
 /// Something whose report can be written as it stands: a crawler, during
@@ -146,6 +151,7 @@ pub fn summary_of(crawl: &Crawl<'_>) -> Summary {
         robots: crawl.robots.clone(),
         sitemaps: crawl.sitemaps.clone(),
         waits: crawl.waits.clone(),
+        waits_not_listed: crawl.waits_unlisted,
     }
 }
 
@@ -306,6 +312,9 @@ impl TextReport {
         }
         for wait in &s.waits {
             writeln!(out, "{wait}")?;
+        }
+        if s.waits_not_listed > 0 {
+            writeln!(out, "... and {} more waits, not listed", s.waits_not_listed)?;
         }
         writeln!(
             out,
@@ -468,6 +477,7 @@ mod tests {
             robots: Vec::new(),
             sitemaps: Vec::new(),
             waits: Vec::new(),
+            waits_unlisted: 0,
         };
         let mut out = Vec::new();
         report_of(&crawl, true, &mut out).unwrap();
