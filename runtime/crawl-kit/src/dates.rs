@@ -76,8 +76,13 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 /// An HTTP date (RFC 9110 section 5.6.7), in any of the three forms a
 /// recipient must accept: `Sun, 06 Nov 1994 08:49:37 GMT` (the one to
 /// send), the obsolete `Sunday, 06-Nov-94 08:49:37 GMT` and C's asctime
-/// `Sun Nov  6 08:49:37 1994`. `None` for anything else, or a time before
-/// 1970.
+/// `Sun Nov  6 08:49:37 1994`. `None` for anything else (or a year
+/// outside 1601 to 9999); a time before 1970 is 1970, which has passed
+/// for every use (an expiry, a wait).
+///
+/// Cookies' `Expires` is written the same ways, with a four-digit year in
+/// the dashed form too (`Thu, 01-Jan-1970 00:00:00 GMT`), which is read as
+/// it is written.
 pub fn parse_http_date(text: &str) -> Option<SystemTime> {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -97,8 +102,11 @@ pub fn parse_http_date(text: &str) -> Option<SystemTime> {
         [_, date, time, "GMT"] => {
             let mut parts = date.split('-');
             let (day, month, yy) = (parts.next()?, parts.next()?, parts.next()?);
-            let yy: i64 = yy.parse().ok()?;
-            let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
+            let year: i64 = match (yy.len(), yy.parse::<i64>().ok()?) {
+                (2, yy) if yy < 70 => 2000 + yy,
+                (2, yy) => 1900 + yy,
+                (_, year) => year,
+            };
             (day.parse().ok()?, month_of(month)?, year, *time)
         }
         // asctime: weekday month day time year.
@@ -110,12 +118,17 @@ pub fn parse_http_date(text: &str) -> Option<SystemTime> {
         ),
         _ => return None,
     };
+    if !(1601..=9999).contains(&year) {
+        return None;
+    }
     let mut hms = time.split(':').map(|n| n.parse::<u64>().ok());
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
     if hms.next().is_some() || h > 23 || m > 59 || s > 60 || !(1..=31).contains(&day) {
         return None;
     }
-    let days = u64::try_from(days_from_civil(year, month, day)).ok()?;
+    let Ok(days) = u64::try_from(days_from_civil(year, month, day)) else {
+        return Some(UNIX_EPOCH);
+    };
     let secs = days
         .checked_mul(86_400)?
         .checked_add(h * 3600 + m * 60 + s)?;
@@ -156,10 +169,30 @@ mod tests {
             "Sun, 06 Foo 1994 08:49:37 GMT",
             "Sun, 06 Nov 1994 24:00:00 GMT",
             "Sun, 32 Nov 1994 08:49:37 GMT",
-            "Thu, 01 Jan 1969 00:00:00 GMT",
+            "Sun, 06 Nov 9223372036854775807 08:49:37 GMT",
+            "Sunday, 06-Nov-9223372036854775807 08:49:37 GMT",
+            "Sun, 06 Nov 10000 08:49:37 GMT",
         ] {
             assert_eq!(parse_http_date(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn cookie_dates_read_as_written_and_the_past_is_1970() {
+        let t = UNIX_EPOCH + Duration::from_secs(784_111_777); // 1994-11-06 08:49:37
+        assert_eq!(parse_http_date("Sun, 06-Nov-1994 08:49:37 GMT"), Some(t));
+        assert_eq!(
+            parse_http_date("Thu, 01-Jan-1970 00:00:00 GMT"),
+            Some(UNIX_EPOCH)
+        );
+        assert_eq!(
+            parse_http_date("Mon, 01 Jan 1900 00:00:00 GMT"),
+            Some(UNIX_EPOCH)
+        );
+        assert_eq!(
+            parse_http_date("Thu, 01 Jan 1969 00:00:00 GMT"),
+            Some(UNIX_EPOCH)
+        );
     }
 
     #[test]

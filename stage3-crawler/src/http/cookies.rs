@@ -15,7 +15,7 @@ use url::Url;
 /// figures RFC 6265 asks a user agent to support at least.
 pub const MAX_COOKIES: usize = 3000;
 pub const MAX_PER_DOMAIN: usize = 50;
-/// The largest cookie kept, name and value together (the RFC's 4096).
+/// The largest cookie kept: its whole `Set-Cookie` line (the RFC's 4096).
 pub const MAX_COOKIE_SIZE: usize = 4096;
 
 /// One cookie.
@@ -55,12 +55,14 @@ impl Jar {
         let Some(host) = url.host_str().map(host_of) else {
             return;
         };
+        // The whole line, attributes and all, within the cookie's size: a
+        // path of 60 KiB would otherwise be kept 3,000 times.
+        if line.len() > MAX_COOKIE_SIZE {
+            return;
+        }
         let Some(mut cookie) = parse(line, &host, url.path(), now) else {
             return;
         };
-        if cookie.name.len() + cookie.value.len() > MAX_COOKIE_SIZE {
-            return;
-        }
         // Replace the same cookie (name, domain, path), keeping its age.
         let same = |c: &Cookie| {
             c.name == cookie.name && c.domain == cookie.domain && c.path == cookie.path
@@ -248,7 +250,11 @@ fn parse(line: &str, host: &str, path: &str, now: SystemTime) -> Option<Cookie> 
     // Max-Age wins over Expires; zero or less deletes the cookie.
     if let Some(secs) = max_age {
         cookie.expires = Some(match u64::try_from(secs) {
-            Ok(secs) if secs > 0 => now.checked_add(Duration::from_secs(secs)).unwrap_or(now),
+            // Past what a time can hold: as late as it can be, near enough.
+            Ok(secs) if secs > 0 => now
+                .checked_add(Duration::from_secs(secs))
+                .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 86_400)))
+                .unwrap_or(now),
             _ => SystemTime::UNIX_EPOCH,
         });
     }
@@ -352,6 +358,23 @@ mod tests {
         for bad in ["", "=x", "novalue", "; Path=/"] {
             jar.store(&from, bad, now());
         }
+        assert_eq!(jar.len(), 1);
+    }
+
+    #[test]
+    fn server_dates_delete_and_huge_ages_keep() {
+        let mut jar = Jar::default();
+        let from = url("http://example.com/");
+        jar.store(&from, "sid=1", now());
+        jar.store(&from, "sid=; Expires=Thu, 01-Jan-1970 00:00:00 GMT", now());
+        assert_eq!(jar.header_for(&from, now()), None);
+        jar.store(&from, "old=1", now());
+        jar.store(&from, "old=; Expires=Mon, 01 Jan 1900 00:00:00 GMT", now());
+        assert_eq!(jar.header_for(&from, now()), None);
+        jar.store(&from, "long=1; Max-Age=9223372036854775807", now());
+        assert_eq!(jar.header_for(&from, now()).as_deref(), Some("long=1"));
+        let long_path = format!("p=1; Path=/{}", "x".repeat(MAX_COOKIE_SIZE));
+        jar.store(&from, &long_path, now());
         assert_eq!(jar.len(), 1);
     }
 

@@ -509,7 +509,7 @@ impl Client {
         let first_hop = proxy.map_or_else(|| origin.clone(), Proxy::origin);
         let key = (first_hop.host.clone(), first_hop.port);
         let known = match self.config.resolve.get(&key) {
-            Some(ip) => Some(vec![SocketAddr::new(*ip, origin.port)]),
+            Some(ip) => Some(vec![SocketAddr::new(*ip, first_hop.port)]),
             None => self.resolved.borrow().get(&key).cloned(),
         };
         // Set once the socket is connected, to tell which step timed out.

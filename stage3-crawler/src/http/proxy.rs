@@ -63,9 +63,16 @@ impl Proxy {
             let pair = format!("{user}:{password}");
             Some(base64::engine::general_purpose::STANDARD.encode(pair))
         };
+        // The URL parser forgets a port that is its scheme's default
+        // (`:80`): whether one was written is read from the text.
+        let port = match url.port() {
+            Some(port) => port,
+            None if names_a_port(&with_scheme) => url.port_or_known_default().unwrap_or(80),
+            None => DEFAULT_PORT,
+        };
         Ok(Proxy {
             host,
-            port: url.port().unwrap_or(DEFAULT_PORT),
+            port,
             authorization,
         })
     }
@@ -85,6 +92,21 @@ impl Proxy {
             Some(credentials) => format!("Proxy-Authorization: Basic {credentials}\r\n"),
             None => String::new(),
         }
+    }
+}
+
+/// Whether a proxy URL's authority ends with `:PORT`.
+fn names_a_port(url: &str) -> bool {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme.split('/').next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    match host_port.rsplit_once(':') {
+        Some((host, port)) => {
+            !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!host.contains(':') || host.ends_with(']'))
+        }
+        None => false,
     }
 }
 
@@ -132,9 +154,10 @@ impl Proxies {
     /// The proxies the environment names, as curl reads it: `http_proxy`
     /// for http URLs, `https_proxy` for https, `all_proxy` for either when
     /// its own is unset, `no_proxy` for the hosts to reach directly. The
-    /// lower-case name wins over the upper-case one; `HTTP_PROXY` is
-    /// ignored in a CGI program (`REQUEST_METHOD` set), where a request's
-    /// `Proxy:` header would have put it there (httpoxy).
+    /// lower-case name wins over the upper-case one, which curl does not
+    /// read for http but reqwest and Go do; `HTTP_PROXY` is ignored in a
+    /// CGI program (`REQUEST_METHOD` set), where a request's `Proxy:`
+    /// header would have put it there (httpoxy).
     pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Proxies, String> {
         let get = |name: &str| {
             let lower = var(&name.to_ascii_lowercase()).filter(|v| !v.is_empty());
@@ -196,9 +219,14 @@ impl NoProxy {
             let address = address.trim_start_matches('[').trim_end_matches(']');
             if let Ok(ip) = address.parse::<IpAddr>() {
                 let max = if ip.is_ipv4() { 32 } else { 128 };
-                no_proxy.networks.push((ip, bits.unwrap_or(max).min(max)));
+                match bits {
+                    // A prefix longer than the address: no network (curl
+                    // ignores it too).
+                    Some(bits) if bits > max => {}
+                    bits => no_proxy.networks.push((ip, bits.unwrap_or(max))),
+                }
             } else {
-                let name = entry.trim_start_matches('.').to_ascii_lowercase();
+                let name = entry.trim_matches('.').to_ascii_lowercase();
                 no_proxy.names.push(name);
             }
         }
@@ -309,6 +337,11 @@ mod tests {
             (p.host.as_str(), p.port, p.authorization),
             ("127.0.0.1", 1080, None)
         );
+        // A port written as the scheme's default is still the port.
+        assert_eq!(Proxy::parse("http://proxy.corp:80").unwrap().port, 80);
+        assert_eq!(Proxy::parse("u:p@proxy.corp:80/").unwrap().port, 80);
+        assert_eq!(Proxy::parse("http://[::1]:80").unwrap().port, 80);
+        assert_eq!(Proxy::parse("http://[::1]").unwrap().port, 1080);
         assert_eq!(
             Proxy::parse("socks5://127.0.0.1:1080").unwrap_err(),
             "\"socks5://127.0.0.1:1080\": only http:// proxies are supported, not socks5://"
@@ -393,6 +426,8 @@ mod tests {
         assert!(n.matches("10.200.3.4"));
         assert!(n.matches("::1"));
         assert!(n.matches("192.168.1.5"));
+        assert!(NoProxy::parse("example.org.").matches("www.example.org"));
+        assert!(!NoProxy::parse("10.0.0.1/99").matches("10.0.0.1"));
         assert!(NoProxy::parse("*").matches("anything.test"));
         assert!(!NoProxy::parse("").matches("anything.test"));
     }

@@ -312,7 +312,10 @@ impl Politeness {
                 .or_insert_with(|| HostSlot::new(self.config.delay));
             slot.delay = slot.delay.max(delay);
             let now = runtime::now();
-            slot.next_start = Some(runtime::saturating_add(now, slot.delay));
+            // Not sooner than a wait the host asked for (a 429 on its
+            // other origin).
+            let at = runtime::saturating_add(now, slot.delay);
+            slot.next_start = Some(slot.next_start.map_or(at, |t| t.max(at)));
             // URLs of the host's other origin (http beside https) may be
             // parked already: they now wait for the delay, so wake them then.
             if !slot.parked.is_empty() {
