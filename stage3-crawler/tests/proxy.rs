@@ -287,3 +287,29 @@ fn the_command_line_reads_the_environment_as_curl_does() {
         "{stderr}"
     );
 }
+
+#[test]
+fn resolve_pins_the_proxy_by_its_own_port() {
+    // The proxy is named, and --resolve says where the name is.
+    let site = DemoSite::start(SiteConfig::default()).unwrap();
+    let proxy = Tinyproxy::start("resolve", "");
+    let mut resolve = std::collections::HashMap::new();
+    resolve.insert(
+        ("proxy.test".to_string(), proxy.port),
+        "127.0.0.1".parse().unwrap(),
+    );
+    let client = Client::new(ClientConfig {
+        proxies: Proxies::all(
+            Proxy::parse(&format!("http://proxy.test:{}", proxy.port)).unwrap(),
+            NoProxy::default(),
+        ),
+        resolve,
+        ..ClientConfig::default()
+    });
+    let page = Url::parse(&site.url("/")).unwrap();
+    let status = runtime::run_until_complete(client.get(&page))
+        .unwrap()
+        .map(|r| r.status);
+    assert_eq!(status, Ok(200));
+    assert_eq!(proxy.stop(), [format!("GET {page} HTTP/1.1")]);
+}

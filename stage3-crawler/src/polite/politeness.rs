@@ -567,4 +567,34 @@ mod tests {
             Slowed::Waiting
         ));
     }
+
+    #[test]
+    fn a_crawl_delay_learned_later_never_shortens_a_wait_asked_for() {
+        let config = PoliteConfig {
+            robots: true,
+            ..PoliteConfig::default()
+        };
+        let polite = Politeness::new(config, Queue::new());
+        let url = "https://h.test/page";
+        let asked = Some(Duration::from_secs(20));
+        assert!(matches!(
+            polite.slowed(work(url), 429, asked),
+            Slowed::Waiting
+        ));
+        let key = host_key(&Url::parse(url).unwrap()).unwrap();
+        let until = polite.state.borrow().hosts[&key].next_start.unwrap();
+        // The robots.txt of the host's other origin asks for one second.
+        let robots = Robots::parse(b"User-agent: *\nCrawl-delay: 1\n", "stage3-crawler");
+        let outcome = RobotsOutcome {
+            origin: "http://h.test".into(),
+            status: Some(200),
+            verdict: "1 rules".into(),
+            rules: 0,
+            crawl_delay: None,
+            capped: false,
+        };
+        let other = Url::parse("http://h.test/robots.txt").unwrap();
+        polite.robots_known(&other, robots, outcome);
+        assert_eq!(polite.state.borrow().hosts[&key].next_start, Some(until));
+    }
 }
