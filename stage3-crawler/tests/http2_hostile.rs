@@ -187,6 +187,25 @@ fn get_together(urls: &[Url]) -> Vec<Result<Response, FetchError>> {
     runtime::run_until_complete(runtime::gather(urls.iter().map(|url| client.get(url)))).unwrap()
 }
 
+/// Gets `/a` then `/b` on one client whose read timeout is 200 ms, then
+/// closes it: a first request a server leaves unanswered, and the next.
+fn get_twice_after_a_silence(
+    server: &Server,
+) -> (Result<Response, FetchError>, Result<Response, FetchError>) {
+    let client = Client::new(ClientConfig {
+        http2_prior_knowledge: true,
+        read_timeout: Duration::from_millis(200),
+        ..ClientConfig::default()
+    });
+    runtime::run_until_complete(async {
+        let first = client.get(&server.url("/a")).await;
+        let second = client.get(&server.url("/b")).await;
+        client.close().await;
+        (first, second)
+    })
+    .unwrap()
+}
+
 fn error_of(result: &Result<Response, FetchError>) -> String {
     match result {
         Ok(r) => panic!("expected an error, got {}", r.status),
@@ -674,18 +693,7 @@ fn a_connection_gone_silent_is_given_up_and_the_next_request_opens_another() {
         peer.answer(id, b"awake").unwrap();
         peer.rest();
     });
-    let client = Client::new(ClientConfig {
-        http2_prior_knowledge: true,
-        read_timeout: Duration::from_millis(200),
-        ..ClientConfig::default()
-    });
-    let (first, second) = runtime::run_until_complete(async {
-        let first = client.get(&server.url("/a")).await;
-        let second = client.get(&server.url("/b")).await;
-        client.close().await;
-        (first, second)
-    })
-    .unwrap();
+    let (first, second) = get_twice_after_a_silence(&server);
     assert_eq!(error_of(&first), "timeout: read timed out after 200ms");
     assert_eq!(second.unwrap().body, b"awake");
     assert_eq!(server.connections(), 2);
@@ -711,18 +719,7 @@ fn a_server_that_never_sends_settings_is_given_up_after_a_read_timeout() {
             peer.answer(id, b"settled").unwrap();
         }
     });
-    let client = Client::new(ClientConfig {
-        http2_prior_knowledge: true,
-        read_timeout: Duration::from_millis(200),
-        ..ClientConfig::default()
-    });
-    let (first, second) = runtime::run_until_complete(async {
-        let first = client.get(&server.url("/a")).await;
-        let second = client.get(&server.url("/b")).await;
-        client.close().await;
-        (first, second)
-    })
-    .unwrap();
+    let (first, second) = get_twice_after_a_silence(&server);
     assert_eq!(
         error_of(&first),
         "http2: the server sent no SETTINGS within 200ms"
