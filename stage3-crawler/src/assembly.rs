@@ -7,6 +7,7 @@
 //! | `WorkQueue` | the lesson's [`LocalQueue`], or [`SharedQueue`] with `--frontier`; [`Levels`] around it with `--max-depth`; [`Turns`] (per-host limits, delays, robots.txt) around that; [`SitemapReader`] around all, with `--sitemaps` |
 //! | `Rules` | [`WebRules`]: hosts, `--exclude`, traps, robots.txt |
 //! | `WorkQueue`, with `--loops` | [`Shards`] around each loop's [`LocalQueue`]: its hosts' URLs stay, the others go to their loops |
+//! | `WorkQueue`, with `--recrawl` | [`Recrawl`] around the lesson's queue (or its levels): each statistic says `not-modified`, `changed` or `new` |
 //! | `Observer` | the [`Journal`], with `--state` |
 //! | `http::HearExchanges` | the WARC archive, with `--warc` |
 
@@ -22,6 +23,7 @@ use crate::cores::shards::{Shard, Shards};
 use crate::crawling::{Crawler, Parts};
 use crate::http::{Client, HearExchanges};
 use crate::keeping::journal::{Journal, Replayed};
+use crate::keeping::recrawl::Recrawl;
 use crate::logging::CrawlLog;
 use crate::polite::depth::Levels;
 use crate::polite::politeness::RobotsOutcome;
@@ -69,6 +71,8 @@ pub struct Plugged {
     levels: Option<Rc<Levels>>,
     /// With `--loops`: this loop's part.
     shards: Option<Rc<Shards>>,
+    /// The client, to send a recrawl's validators.
+    client: Rc<Client>,
 }
 
 impl Plugged {
@@ -182,9 +186,13 @@ pub fn build(
         }
     }
     if let Some(journal) = &journal {
-        let journal = Rc::clone(journal);
+        let cookies = Rc::clone(journal);
         client.hear_cookies(Box::new(move |url, line, at| {
-            journal.cookie(url.as_str(), line, at)
+            cookies.cookie(url.as_str(), line, at)
+        }));
+        let journal = Rc::clone(journal);
+        client.hear_validators(Box::new(move |url, validators| {
+            journal.validators(url.as_str(), validators)
         }));
     }
     let rules = Rc::new(WebRules::new(&config, &roots, &q, &client, &log));
@@ -213,6 +221,7 @@ pub fn build(
                 local: None,
                 levels: None,
                 shards: None,
+                client: Rc::clone(&client),
             };
             (Rc::new(queue), plugged)
         }
@@ -234,16 +243,23 @@ pub fn build(
             let shards = plugins
                 .shard
                 .map(|shard| Shards::new(Rc::clone(&local), shard));
-            let base: Rc<dyn WorkQueue> = match (&levels, &shards) {
+            let mut base: Rc<dyn WorkQueue> = match (&levels, &shards) {
                 (Some(levels), _) => Rc::clone(levels) as Rc<dyn WorkQueue>,
                 (None, Some(shards)) => Rc::clone(shards) as Rc<dyn WorkQueue>,
                 (None, None) => Rc::clone(&local) as Rc<dyn WorkQueue>,
             };
+            // A recrawl names what became of each URL since the last one.
+            if let Some(replayed) = replayed.as_ref().filter(|r| r.generation > 0) {
+                let known = replayed.known.iter().map(|q| q.url.clone()).collect();
+                let answered = replayed.answered.clone();
+                base = Rc::new(Recrawl::new(base, known, answered));
+            }
             let plugged = Plugged {
                 rules: Rc::clone(&rules),
                 local: Some(local),
                 levels,
                 shards,
+                client: Rc::clone(&client),
             };
             (base, plugged)
         }
@@ -309,13 +325,15 @@ impl Resume {
     /// go into the report (and to the report's sinks) as if they had just
     /// happened; every URL it queued is seen; and those not done go back on
     /// the queue, in the order they were first queued. The fetches that
-    /// were in flight when it stopped are among them.
+    /// were in flight when it stopped are among them. A recrawl's known
+    /// URLs come first, each asked for with its validators.
     pub fn take_up(self, crawler: &Crawler) {
         let Resume { replayed } = self;
         let Some(Plugged {
             rules,
             local: Some(local),
             levels,
+            client,
             ..
         }) = crawler.features()
         else {
@@ -327,15 +345,17 @@ impl Resume {
             finished.insert(&stat.url);
             records.keep_statistic(stat.clone());
         }
-        for skipped in &replayed.skipped {
-            finished.insert(&skipped.url);
-            records.keep_skip(skipped.clone());
+        for skipped in replayed.skipped.iter().chain(&replayed.known_skipped) {
+            if finished.insert(&skipped.url) {
+                records.keep_skip(skipped.clone());
+            }
         }
         for url in &finished {
             local.mark_seen(url);
         }
         let mut again = 0;
-        for queued in &replayed.queued {
+        let mut asked_if_changed = 0;
+        for queued in replayed.known.iter().chain(&replayed.queued) {
             let Ok(url) = Url::parse(&queued.url) else {
                 continue; // it parsed when it was queued
             };
@@ -360,6 +380,12 @@ impl Resume {
                 });
                 continue;
             }
+            if replayed.generation > 0
+                && let Some(validators) = replayed.validators.get(&queued.url)
+            {
+                client.revalidate(&url, validators.clone());
+                asked_if_changed += 1;
+            }
             if let Some(levels) = levels {
                 levels.requeued(&url, queued.depth);
             }
@@ -374,14 +400,14 @@ impl Resume {
         // With --max-depth: what was set aside as too deep, and has not
         // been queued (a shorter path) or skipped since, stays aside.
         if let Some(levels) = levels {
-            for aside in &replayed.aside {
+            for aside in replayed.known_aside.iter().chain(&replayed.aside) {
                 if local.mark_seen(aside.url.as_str()) {
                     let from = aside.from.as_deref().map(Rc::from);
                     levels.keep_aside(&aside.url, aside.depth, from.as_ref());
                 }
             }
         }
-        local.set_queued(replayed.queued.len());
+        local.set_queued(replayed.known.len() + replayed.queued.len());
         // The rules each origin's robots.txt gave, without asking again;
         // and every host the crawl had fetched from waits its delay before
         // the first request of this run, as if the last one had just ended.
@@ -393,10 +419,14 @@ impl Resume {
                 rules.wait_before_next(&url);
             }
         }
+        let recrawl = match replayed.generation {
+            0 => String::new(),
+            n => format!(" (recrawl {n}: {asked_if_changed} asked for only if changed)"),
+        };
         crawler.log().info(format_args!(
-            "resuming: {} URLs done, {} skipped, {again} to fetch{}",
+            "resuming: {} URLs done, {} skipped, {again} to fetch{recrawl}{}",
             replayed.done.len(),
-            replayed.skipped.len(),
+            replayed.skipped.len() + replayed.known_skipped.len(),
             if replayed.cut > 0 {
                 format!(
                     " (the journal's last {} bytes, torn by a crash, were cut off)",

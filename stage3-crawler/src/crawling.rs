@@ -261,6 +261,7 @@ fn redirect_statistic(url: &Url, response: &Response, next_url: &Url) -> FetchSt
         num_new_urls: 0,
         wire_size: response.wire_size,
         protocol: Some(response.protocol.as_str()),
+        recrawl: None,
     }
 }
 
@@ -322,6 +323,7 @@ impl Crawler {
             num_new_urls: 0,
             wire_size: response.wire_size,
             protocol: Some(response.protocol.as_str()),
+            recrawl: None,
         };
         let markup = stat.content_type.as_deref().is_some_and(is_markup);
         if response.status != 200 || !markup {

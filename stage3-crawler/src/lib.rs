@@ -49,4 +49,4 @@ pub use program::{cli, interrupt};
 pub use report::reporting;
 pub use sharing::frontier;
 pub use skipped::{SkipReason, Skipped};
-pub use stats::{Exception, FetchStatistic};
+pub use stats::{Exception, FetchStatistic, Recrawled};

@@ -11,6 +11,7 @@ pub(crate) mod spread;
 
 use std::cell::RefCell;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::rc::Rc;
 
@@ -25,7 +26,7 @@ use crate::assembly::{self, Plugins};
 use crate::crawling::{Crawler, Outcome};
 use crate::http::HearExchanges;
 use crate::keeping::archive::Archive;
-use crate::keeping::journal::{Journal, Replayed};
+use crate::keeping::journal::{ANOTHER_CRAWL, Journal, Replayed};
 use crate::records::Records;
 use crate::report::reporting::{self, Reported, TextReport};
 use cli::{Args, Report, parse_root};
@@ -115,6 +116,9 @@ pub fn main() -> ExitCode {
     init_logging(args.log_level());
     match run(&args) {
         Ok(code) => code,
+        Err(e) if e.get_ref().is_some_and(|inner| inner.is::<Usage>()) => Args::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, e)
+            .exit(),
         Err(e) => {
             eprintln!("stage3-crawler: {e}");
             ExitCode::FAILURE
@@ -132,9 +136,18 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
     let mut state = match &args.state {
         Some(dir) => {
             let identity = args.identity(roots);
-            let opened = Journal::open(dir, &identity)
-                .map_err(|e| io::Error::other(format!("--state {}: {e}", dir.display())))?;
-            Some((Rc::new(opened.0), opened.1))
+            let (journal, mut replayed) = Journal::open(dir, &identity).map_err(|e| {
+                let message = format!("--state {}: {e}", dir.display());
+                // A recrawl is of the crawl whose state it is, by definition.
+                match args.recrawl && e.starts_with(ANOTHER_CRAWL) {
+                    true => usage(message),
+                    false => io::Error::other(message),
+                }
+            })?;
+            if args.recrawl {
+                begin_recrawl(dir, &journal, &mut replayed)?;
+            }
+            Some((Rc::new(journal), replayed))
         }
         None => None,
     };
@@ -162,7 +175,69 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
         Some(path) => Some(Rc::new(Archive::create(path, &args.warc_info(path))?)),
         None => None,
     };
+    // A recrawl keeps a 304 as a revisit of the record holding the page:
+    // a page the archive does not hold whole is asked for whole.
+    if let (Some((_, replayed)), Some(archive)) = (&mut state, &archive)
+        && replayed.generation > 0
+    {
+        let before = replayed.validators.len();
+        replayed.validators.retain(|url, _| archive.holds_page(url));
+        let whole = before - replayed.validators.len();
+        if whole > 0 {
+            log::info!(target: LOG,
+                "{whole} pages with validators are not whole in {}: asked for whole",
+                archive.path().display()
+            );
+        }
+    }
     Ok((state, archive))
+}
+
+// ANCHOR: begin_recrawl
+/// `--recrawl`: begins the next generation of the finished crawl in the
+/// journal, or goes on with a recrawl that was stopped before its end.
+fn begin_recrawl(dir: &Path, journal: &Journal, replayed: &mut Replayed) -> io::Result<()> {
+    let dir = dir.display();
+    if replayed.is_empty() {
+        return Err(usage(format!(
+            "--recrawl: {dir} holds no crawl to crawl again; crawl it first (the same \
+             command without --recrawl)"
+        )));
+    }
+    if !replayed.finished() {
+        if replayed.generation == 0 {
+            return Err(usage(format!(
+                "--recrawl: the crawl in {dir} did not finish; resume it first (the same \
+                 command without --recrawl)"
+            )));
+        }
+        log::info!(target: LOG, "recrawl {} was stopped before its end: resuming it", replayed.generation);
+        return Ok(());
+    }
+    journal
+        .begin_recrawl(replayed.generation + 1)
+        .map_err(|e| io::Error::new(e.kind(), format!("--state {dir}: {e}")))?;
+    replayed.begin_recrawl();
+    Ok(())
+}
+// ANCHOR_END: begin_recrawl
+
+/// A mistake in how the program was called that only shows once it runs
+/// (`--recrawl` of a crawl that is not there): it exits with status 2, as
+/// the command line's own mistakes do.
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn usage(message: String) -> io::Error {
+    io::Error::other(Usage(message))
 }
 
 /// `--frontier` with `--frontier-clear` or `--report-only`: no crawl.

@@ -94,8 +94,46 @@ pub struct FetchStatistic {
     /// The protocol the response came over, by its ALPN name (`http/1.1`,
     /// `h2`); `None` when none came.
     pub protocol: Option<&'static str>,
+    /// In a recrawl (`--recrawl`), what became of the URL since the last
+    /// crawl; `None` in a first crawl (and left out of its JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recrawl: Option<Recrawled>,
 }
 // ANCHOR_END: fetch_statistic
+
+/// What a recrawl found of a URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Recrawled {
+    /// Known before, and the server said `304 Not Modified`, or gave the
+    /// same answer with no page as last time (the same redirect, the same
+    /// error status).
+    NotModified,
+    /// Known before, and fetched whole again (its server keeps no
+    /// validators, or the page changed), or answered otherwise than last
+    /// time, or not at all.
+    Changed,
+    /// Not known before: a link found on a page that changed.
+    New,
+}
+
+impl Recrawled {
+    /// The name the reports and the journal use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recrawled::NotModified => "not-modified",
+            Recrawled::Changed => "changed",
+            Recrawled::New => "new",
+        }
+    }
+
+    /// The label called `name`, if there is one.
+    pub fn named(name: &str) -> Option<Recrawled> {
+        [Recrawled::NotModified, Recrawled::Changed, Recrawled::New]
+            .into_iter()
+            .find(|r| r.as_str() == name)
+    }
+}
 
 impl FetchStatistic {
     /// A URL that could not be fetched at all.
@@ -112,6 +150,7 @@ impl FetchStatistic {
             num_new_urls: 0,
             wire_size: 0,
             protocol: None,
+            recrawl: None,
         }
     }
 

@@ -72,6 +72,7 @@ pub fn classify(stat: &FetchStatistic, counters: &mut Counters) -> Line {
             counters.add("other", 1);
             counters.add("other_bytes", stat.size);
         }
+        Kind::NotModified => counters.add("not_modified", 1),
         Kind::Error(status) => {
             counters.add("error", 1);
             counters.add("error_bytes", stat.size);
@@ -88,7 +89,7 @@ pub fn line_of(stat: &FetchStatistic) -> Line {
         Kind::Failed(_) => Line::Error,
         Kind::Redirect => Line::Redirect,
         Kind::Html => Line::Html,
-        Kind::Other | Kind::Error(_) => Line::Other,
+        Kind::Other | Kind::NotModified | Kind::Error(_) => Line::Other,
     }
 }
 
@@ -101,6 +102,9 @@ enum Kind {
     Html,
     /// Another 200.
     Other,
+    /// A `304 Not Modified`: a recrawl asked if the page changed, and it
+    /// had not.
+    NotModified,
     /// Any other status (or none).
     Error(Option<u16>),
 }
@@ -114,6 +118,8 @@ fn kind_of(stat: &FetchStatistic) -> Kind {
         Kind::Html
     } else if stat.status == Some(200) {
         Kind::Other
+    } else if stat.status == Some(304) {
+        Kind::NotModified
     } else {
         Kind::Error(stat.status)
     }
@@ -152,6 +158,10 @@ impl Tally {
     pub fn stat(&mut self, stat: &FetchStatistic) {
         self.done += 1;
         classify(stat, &mut self.counters);
+        if let Some(recrawled) = stat.recrawl {
+            self.counters
+                .add(&format!("recrawl_{}", recrawled.as_str()), 1);
+        }
     }
 
     /// Counts a skipped URL.

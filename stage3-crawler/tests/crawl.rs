@@ -27,6 +27,7 @@ fn redirect(site: &DemoSite, path: &str, status: u16, next: &str) -> FetchStatis
         num_new_urls: 0,
         wire_size: size(site, path),
         protocol: Some("http/1.1"),
+        recrawl: None,
     }
 }
 
@@ -43,6 +44,7 @@ fn page(site: &DemoSite, path: &str, num_urls: usize, num_new_urls: usize) -> Fe
         num_new_urls,
         wire_size: size(site, path),
         protocol: Some("http/1.1"),
+        recrawl: None,
     }
 }
 

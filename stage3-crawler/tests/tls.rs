@@ -124,6 +124,7 @@ fn a_full_crawl_over_tls_finds_exactly_the_expected_urls() {
             num_new_urls: 0,
             wire_size: common::size(&site, "/"),
             protocol: Some("http/1.1"),
+            recrawl: None,
         }
     );
 }

@@ -39,6 +39,10 @@ pub(crate) struct Request {
     pub wants_close: bool,
     /// The client's `Accept-Encoding`, if it sent one.
     pub accept_encoding: Option<String>,
+    /// The client's `If-None-Match`, if it sent one.
+    pub if_none_match: Option<String>,
+    /// The client's `If-Modified-Since`, if it sent one.
+    pub if_modified_since: Option<String>,
 }
 
 /// The result of waiting for the next request on a connection.
@@ -135,9 +139,15 @@ fn request_of(head: http_head::Head) -> Result<(Request, u64), http_head::Refusa
     if body_len > MAX_BODY {
         return Err(bad(format!("request body longer than {MAX_BODY} bytes")));
     }
-    let accept_encoding = head
-        .header("accept-encoding")
-        .map(|value| String::from_utf8_lossy(value).into_owned());
+    let text = |name| {
+        head.header(name)
+            .map(|value| String::from_utf8_lossy(value).into_owned())
+    };
+    let (accept_encoding, if_none_match, if_modified_since) = (
+        text("accept-encoding"),
+        text("if-none-match"),
+        text("if-modified-since"),
+    );
     Ok((
         Request {
             wants_close: head.has_token("connection", "close"),
@@ -145,6 +155,8 @@ fn request_of(head: http_head::Head) -> Result<(Request, u64), http_head::Refusa
             method: head.method,
             target,
             accept_encoding,
+            if_none_match,
+            if_modified_since,
         },
         body_len,
     ))

@@ -35,6 +35,7 @@
 //! | `prose` | filler prose, and the site's only source of "randomness" |
 //! | `compress` | gzip, deflate and br responses in polite mode, and one body no client should decode |
 //! | `expected` | the answer key: the site crawled in memory, by a crawler's rules |
+//! | `revisions` | validators (`ETag`, `Last-Modified`, `304 Not Modified`) and pages revised while the site runs |
 //! | `testing` | what the crawlers' tests share besides the site: peers that refuse, reset or never answer |
 
 #![warn(missing_docs)]
@@ -52,6 +53,7 @@ mod expected;
 mod html;
 mod http;
 mod prose;
+mod revisions;
 mod server;
 mod tls;
 
@@ -136,6 +138,12 @@ pub struct SiteConfig {
     /// `request_log`, so its memory stays flat however many pages it
     /// serves. Everything else answers 404. Default false.
     pub large: bool,
+    /// Validators: every `200 OK` carries an `ETag` and a `Last-Modified`,
+    /// and a request that sends them back for a page that has not changed
+    /// gets `304 Not Modified`. With [`DemoSite::revise_pages`], pages
+    /// change while the site runs. For testing a crawler that crawls a
+    /// site again. Default false.
+    pub validators: bool,
 }
 
 impl SiteConfig {
@@ -193,6 +201,7 @@ impl Default for SiteConfig {
             polite: false,
             crawl_delay: None,
             large: false,
+            validators: false,
         }
     }
 }
@@ -217,6 +226,9 @@ pub struct Counters {
     /// the site started), and its target. Tests measure the gaps between
     /// request starts here (a Crawl-delay), and what came first.
     pub request_log: Vec<(Duration, String)>,
+    /// Requests answered `304 Not Modified` (with
+    /// [`SiteConfig::validators`]): every other request got a body.
+    pub not_modified: u64,
 }
 
 /// One URL a correct crawler discovers, and what the server answers there.
@@ -287,6 +299,7 @@ impl DemoSite {
             },
             config.keep_alive,
             tls_config,
+            revisions::Revisions::new(config.validators),
         ));
         let accept_shared = Arc::clone(&shared);
         let accept_thread = thread::Builder::new()
@@ -360,6 +373,14 @@ impl DemoSite {
     /// which count failures in `per_path`.
     pub fn reset_counters(&self) {
         self.shared.reset_counters();
+    }
+
+    /// With [`SiteConfig::validators`]: from now on, numbered pages `0..n`
+    /// are revised (a paragraph more, a later `Last-Modified`, a new
+    /// `ETag`, and a link to `/changes.html`, which lists them), and the
+    /// others are as they were.
+    pub fn revise_pages(&self, n: usize) {
+        self.shared.revisions.revise(n);
     }
 
     /// Blocks until `condition` holds for the counters or `timeout` passes;

@@ -63,6 +63,11 @@ struct Args {
     /// never kept, and no per-request counts.
     #[arg(long, conflicts_with = "polite")]
     large: bool,
+    /// Send an ETag and a Last-Modified with every page, and answer
+    /// 304 Not Modified to a request that sends them back unchanged (for
+    /// testing a crawler's --recrawl).
+    #[arg(long)]
+    validators: bool,
 }
 
 impl Args {
@@ -107,6 +112,7 @@ impl Args {
             polite: self.polite,
             crawl_delay: self.crawl_delay_ms.map(Duration::from_millis),
             large: self.large,
+            validators: self.validators,
         }
     }
 }
@@ -244,6 +250,7 @@ mod tests {
             "--cert-out",
             "/tmp/site.pem",
             "--large",
+            "--validators",
         ])
         .unwrap();
         assert_eq!(
@@ -261,6 +268,7 @@ mod tests {
                 polite: false,
                 crawl_delay: None,
                 large: true,
+                validators: true,
             }
         );
         assert_eq!(cert_out, Some(PathBuf::from("/tmp/site.pem")));

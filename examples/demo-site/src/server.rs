@@ -23,6 +23,7 @@ use crate::Counters;
 use crate::compress::{self, Coding};
 use crate::content::{Fault, Resource, Route, Site, path_of};
 use crate::http::{Connection, Framing, Incoming, Request, encode_response};
+use crate::revisions::{self, Revisions};
 use crate::tls::{self, ServerConfig, Stream};
 
 /// An idle keep-alive connection is closed after this long, so threads of
@@ -65,6 +66,8 @@ pub(crate) struct Shared {
     /// site keeps are here, so there are never more than three (codings)
     /// for each of them.
     compressed: Mutex<CompressedBodies>,
+    /// Validators, and the pages revised while the site runs.
+    pub revisions: Revisions,
 }
 
 /// Compressed bodies by request path (no query) and coding.
@@ -89,6 +92,7 @@ impl Shared {
         delays: Delays,
         keep_alive: bool,
         tls: Option<Arc<ServerConfig>>,
+        revisions: Revisions,
     ) -> Shared {
         Shared {
             site,
@@ -102,6 +106,7 @@ impl Shared {
             streams: Mutex::default(),
             started: Instant::now(),
             compressed: Mutex::default(),
+            revisions,
         }
     }
 
@@ -403,10 +408,16 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str
     }
     // A plain site never starts TLS, so `None` (https on a plain site)
     // cannot happen here; answer 400 rather than panic.
-    let route = shared
-        .site
-        .route_over(scheme, &request.target)
-        .unwrap_or_else(|| Route::Resource(Arc::new(Resource::error(400, "Wrong scheme."))));
+    let changes = (path_of(&request.target) == revisions::CHANGES)
+        .then(|| shared.revisions.changes_page())
+        .flatten();
+    let route = match changes {
+        Some(page) => Route::Resource(Arc::new(page)),
+        None => shared
+            .site
+            .route_over(scheme, &request.target)
+            .unwrap_or_else(|| Route::Resource(Arc::new(Resource::error(400, "Wrong scheme.")))),
+    };
     let res = match route {
         Route::Resource(res) => res,
         Route::Fault(Fault::Flaky { failures }) if nth > failures => {
@@ -414,28 +425,56 @@ fn handle(shared: &Shared, conn: &mut Connection, request: Request, scheme: &str
         }
         Route::Fault(fault) => return misbehave(shared, &mut conn.stream, fault),
     };
-    match shared.compressed(&request, &res) {
+    // With validators: the page as revised, and its tag and date.
+    let version = shared.revisions.version(path_of(&request.target), &res);
+    let res = version.as_ref().map_or(res, |v| Arc::clone(&v.res));
+    let mut headers: Vec<(&str, String)> = Vec::new();
+    let mut coded = None;
+    let res = match shared.compressed(&request, &res) {
         Some((coding, body)) => {
-            let res = Resource {
+            coded = Some(coding.token());
+            headers.push(("Content-Encoding", coding.token().into()));
+            headers.push(("Vary", "Accept-Encoding".into()));
+            Arc::new(Resource {
                 body: body.to_vec(),
                 ..Resource::clone(&res)
-            };
-            let headers = [
-                ("Content-Encoding", coding.token()),
-                ("Vary", "Accept-Encoding"),
-            ];
-            send(
-                conn,
-                in_flight,
-                &res,
-                framing(&res),
-                head_only,
-                close,
-                &headers,
-            )
+            })
         }
-        None => send(conn, in_flight, &res, framing(&res), head_only, close, &[]),
+        None => res,
+    };
+    let mut status = res.status;
+    if let Some(version) = &version {
+        let etag = version.tag(coded);
+        if revisions::not_modified(&request, &etag, version.last_modified) {
+            status = 304;
+        }
+        headers.push(("ETag", etag));
+        headers.push(("Last-Modified", version.last_modified.into()));
     }
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    if status == 304 {
+        // The head a 200 would have had, with no body (RFC 9110 section
+        // 15.4.5); its Content-Length is the page's.
+        shared.update_stats(|stats| stats.counters.not_modified += 1);
+        let res = Resource {
+            status,
+            ..Resource::clone(&res)
+        };
+        let framing = match framing(&res) {
+            Framing::Chunked => Framing::ContentLength,
+            other => other,
+        };
+        return send(conn, in_flight, &res, framing, true, close, &headers);
+    }
+    send(
+        conn,
+        in_flight,
+        &res,
+        framing(&res),
+        head_only,
+        close,
+        &headers,
+    )
 }
 
 impl Shared {

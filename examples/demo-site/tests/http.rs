@@ -224,6 +224,7 @@ fn sequential_requests_have_peak_one_and_reset_works() {
             peak_in_flight: 1,
             per_path: [("/missing.html".to_string(), 1)].into(),
             request_log: Vec::new(),
+            not_modified: 0,
         }
     );
     let paths: Vec<&str> = log.iter().map(|(_, p)| p.as_str()).collect();
@@ -347,4 +348,58 @@ fn a_client_that_disappears_mid_request_does_no_harm() {
         client.send(b"GET / HTTP/1.1\r\nContent-Length: 100\r\n\r\nshort");
     }
     assert_eq!(get(site.addr(), "/").status, 200);
+}
+
+#[test]
+fn validators_answer_304_until_a_page_is_revised() {
+    let site = DemoSite::start(SiteConfig {
+        validators: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let mut client = Client::connect(site.addr());
+    let first = client.get("/pages/a/0.html");
+    let etag = first.header("etag").unwrap().to_string();
+    let date = first.header("last-modified").unwrap().to_string();
+    assert_eq!(date, "Sat, 01 Jan 2022 00:00:00 GMT");
+    let ask = |client: &mut Client, field: &str, value: &str| {
+        client.send(
+            format!("GET /pages/a/0.html HTTP/1.1\r\nHost: test\r\n{field}: {value}\r\n\r\n")
+                .as_bytes(),
+        );
+        client.read_response(true).unwrap()
+    };
+    // By its tag, or by its date: not modified, no body, the page's length.
+    for (field, value) in [("If-None-Match", &etag), ("If-Modified-Since", &date)] {
+        let answer = ask(&mut client, field, value);
+        assert_eq!(answer.status, 304, "{field}");
+        assert_eq!(answer.header("etag"), Some(etag.as_str()));
+        let length = first.body.len().to_string();
+        assert_eq!(answer.header("content-length"), Some(length.as_str()));
+    }
+    // Another page's tag is not this one's.
+    assert_eq!(client.get("/pages/b/1.html").status, 200);
+    assert_eq!(site.counters().not_modified, 2);
+    // Revised: the old tag gets the new page, which links to the changes.
+    assert_eq!(client.get("/changes.html").status, 404);
+    site.revise_pages(1);
+    client.send(
+        format!("GET /pages/a/0.html HTTP/1.1\r\nHost: test\r\nIf-None-Match: {etag}\r\n\r\n")
+            .as_bytes(),
+    );
+    let revised = client.read_response(false).unwrap();
+    assert_eq!(revised.status, 200);
+    assert_ne!(revised.header("etag"), Some(etag.as_str()));
+    assert_eq!(
+        revised.header("last-modified"),
+        Some("Sun, 01 Jan 2023 00:00:00 GMT")
+    );
+    assert!(String::from_utf8_lossy(&revised.body).contains("href=\"/changes.html\""));
+    let changes = client.get("/changes.html");
+    assert_eq!(changes.status, 200);
+    assert!(String::from_utf8_lossy(&changes.body).contains("href=\"/pages/a/0.html\""));
+    // Page 1 was not revised.
+    let page1 = get(site.addr(), "/pages/b/1.html");
+    assert!(!String::from_utf8_lossy(&page1.body).contains("changes.html"));
+    assert_eq!(site.counters().not_modified, 2);
 }

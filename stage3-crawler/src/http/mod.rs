@@ -7,6 +7,7 @@
 //! It does not follow redirects: the crawler does that itself, as the
 //! chapter's does with `allow_redirects=False`.
 
+mod conditional;
 mod conn;
 mod cookies;
 mod decode;
@@ -35,6 +36,7 @@ use runtime::timeout;
 use rustls::pki_types::CertificateDer;
 use url::{Position, Url};
 
+pub use conditional::Validators;
 use conn::Connection;
 pub use cookies::Jar;
 pub use decode::Cap;
@@ -128,6 +130,12 @@ pub struct Client {
     jar: Option<RefCell<Jar>>,
     /// Who hears each `Set-Cookie` line: with `--state`, the journal.
     cookie_listener: RefCell<Option<CookieListener>>,
+    /// In a recrawl (`--recrawl`), the validators of each page the last
+    /// crawl fetched: its requests ask for the page only if it changed.
+    revalidate: RefCell<HashMap<String, Validators>>,
+    /// Who hears the validators of each `200 OK`: with `--state`, the
+    /// journal, for the next recrawl.
+    validators_listener: RefCell<Option<ValidatorsListener>>,
     /// The URLs answered 429 or 503 lately, with the `Retry-After` each
     /// asked for, until the politeness layer takes them
     /// ([`take_slow_down`](Client::take_slow_down)).
@@ -142,6 +150,9 @@ pub struct Client {
 // ANCHOR: h2_origin
 /// Who hears each `Set-Cookie` line: its URL, the line, when it came.
 pub type CookieListener = Box<dyn Fn(&Url, &str, SystemTime)>;
+
+/// Who hears the validators of each `200 OK`, with its URL.
+pub type ValidatorsListener = Box<dyn Fn(&Url, &Validators)>;
 
 /// An origin, as far as HTTP/2 goes.
 enum H2Origin {
@@ -178,6 +189,8 @@ impl Client {
             slow_downs: RefCell::new(HashMap::new()),
             jar,
             cookie_listener: RefCell::new(None),
+            revalidate: RefCell::new(HashMap::new()),
+            validators_listener: RefCell::new(None),
             h2_attempts: Cell::new(0),
         }
     }
@@ -204,10 +217,10 @@ impl Client {
         let limit = self.config.fetch_timeout;
         // An http URL through a proxy is asked of the proxy, in full.
         let proxy = self.plain_proxy(url);
-        let cookie = self.cookie_line(url);
+        let lines = self.lines_for(url);
         let request = match proxy {
-            Some(proxy) => request_via(url, &self.config.user_agent, &cookie, proxy),
-            None => request(url, &self.config.user_agent, &cookie),
+            Some(proxy) => request_via(url, &self.config.user_agent, &lines, proxy),
+            None => request(url, &self.config.user_agent, &lines),
         };
         let sent = SystemTime::now();
         let mut response = timeout(limit, self.attempt(url, &request, cap))
@@ -231,6 +244,11 @@ impl Client {
                     listener(url, line, sent);
                 }
             }
+        }
+        if let Some(listener) = self.validators_listener.borrow().as_ref()
+            && let Some(validators) = Validators::of(&response)
+        {
+            listener(url, &validators);
         }
         let listener = self.listener.borrow().clone();
         if let Some(listener) = listener {
@@ -344,9 +362,11 @@ impl Client {
                 return Ok(None);
             };
             let cookie = self.cookie_value(url);
+            let validators = self.revalidate.borrow().get(url.as_str()).cloned();
             let asking = h2::Asking {
                 user_agent: &self.config.user_agent,
                 cookie: cookie.as_deref(),
+                validators: validators.as_ref(),
                 read_timeout: self.config.read_timeout,
                 max_body: self.config.max_body,
                 cap,
@@ -578,10 +598,30 @@ impl Client {
         }
     }
 
-    /// The `Cookie` header line for a request to `url`, or nothing.
-    fn cookie_line(&self, url: &Url) -> String {
-        self.cookie_value(url)
-            .map_or_else(String::new, |value| format!("Cookie: {value}\r\n"))
+    /// The header lines a request to `url` carries for that URL alone: its
+    /// cookies, and in a recrawl its validators.
+    fn lines_for(&self, url: &Url) -> String {
+        let mut lines = self
+            .cookie_value(url)
+            .map_or_else(String::new, |value| format!("Cookie: {value}\r\n"));
+        if let Some(validators) = self.revalidate.borrow().get(url.as_str()) {
+            lines.push_str(&validators.lines());
+        }
+        lines
+    }
+
+    /// Asks for `url` only if it changed since the response these
+    /// `validators` came with (a recrawl): `304 Not Modified` if not.
+    pub fn revalidate(&self, url: &Url, validators: Validators) {
+        self.revalidate
+            .borrow_mut()
+            .insert(url.to_string(), validators);
+    }
+
+    /// Tells `listener` the validators of every `200 OK` from now on: with
+    /// `--state`, the journal keeps them for the next recrawl.
+    pub fn hear_validators(&self, listener: ValidatorsListener) {
+        *self.validators_listener.borrow_mut() = Some(listener);
     }
 
     /// The cookies to send with a request to `url`, if any.
@@ -778,7 +818,7 @@ fn decoded(mut response: Response, max_body: u64, cap: Cap) -> Result<Response, 
 /// The request bytes. The target is the path and query; the fragment never
 /// leaves the client. `Host` carries the port only when it is not the
 /// default, as browsers send it.
-fn request(url: &Url, user_agent: &str, cookie: &str) -> Vec<u8> {
+fn request(url: &Url, user_agent: &str, lines: &str) -> Vec<u8> {
     let target = &url[Position::BeforePath..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
     format!(
@@ -787,7 +827,7 @@ fn request(url: &Url, user_agent: &str, cookie: &str) -> Vec<u8> {
          User-Agent: {user_agent}\r\n\
          Accept: */*\r\n\
          Accept-Encoding: {ACCEPT_ENCODING}\r\n\
-         {cookie}\
+         {lines}\
          \r\n"
     )
     .into_bytes()
@@ -796,7 +836,7 @@ fn request(url: &Url, user_agent: &str, cookie: &str) -> Vec<u8> {
 /// The request for an http URL through a proxy: the whole URL on the
 /// request line (absolute form, RFC 9112 section 3.2.2), and the proxy's
 /// credentials.
-fn request_via(url: &Url, user_agent: &str, cookie: &str, proxy: &Proxy) -> Vec<u8> {
+fn request_via(url: &Url, user_agent: &str, lines: &str, proxy: &Proxy) -> Vec<u8> {
     let target = &url[..Position::AfterQuery];
     let host = &url[Position::BeforeHost..Position::AfterPort];
     format!(
@@ -806,7 +846,7 @@ fn request_via(url: &Url, user_agent: &str, cookie: &str, proxy: &Proxy) -> Vec<
          User-Agent: {user_agent}\r\n\
          Accept: */*\r\n\
          Accept-Encoding: {ACCEPT_ENCODING}\r\n\
-         {cookie}\
+         {lines}\
          \r\n",
         proxy.authorization_line()
     )

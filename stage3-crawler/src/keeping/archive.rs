@@ -32,10 +32,13 @@ use std::thread::JoinHandle;
 use std::time::SystemTime;
 
 use crate::http::{Exchange, HearExchanges};
-use crate::keeping::warc::{Info, Parsed, RecordWriter};
+use crate::keeping::warc::{Info, Original, Parsed, RecordWriter, sha1_digest};
 
+mod originals;
 mod scan;
 
+pub use originals::Originals;
+use originals::status_of;
 pub use scan::Reopened;
 #[cfg(test)]
 use scan::read_record;
@@ -84,6 +87,8 @@ struct Shared {
     sink: Mutex<Sink>,
     /// A sync of the file is under way (see [`SYNC_EVERY`]).
     syncing: AtomicBool,
+    /// What the file holds whole, for revisits to point at.
+    originals: Mutex<Originals>,
 }
 
 /// The queue between the loop and the archivers.
@@ -144,7 +149,7 @@ impl Archive {
                 format!("cannot create the WARC file {}: {e}", path.display()),
             )
         })?;
-        Archive::start(path, file, info)
+        Archive::start(path, file, info, Originals::default())
     }
 
     /// Opens the archive of a crawl that is resuming (`--state`), to add
@@ -166,16 +171,17 @@ impl Archive {
             opened => opened.map_err(named)?,
         };
         let gzip = is_gzip(path);
-        let held = scan(&file, gzip).map_err(named)?;
+        let mut held = scan(&file, gzip).map_err(named)?;
         file.set_len(held.good).map_err(named)?;
         file.seek(SeekFrom::End(0)).map_err(named)?;
-        Ok((Archive::start(path, file, info)?, held))
+        let originals = std::mem::take(&mut held.originals);
+        Ok((Archive::start(path, file, info, originals)?, held))
     }
 
     /// Writes the `warcinfo` record to `file`, positioned where records
     /// go, and starts the archivers. A failure to write it is kept for
     /// `finish`, like any write error.
-    fn start(path: &Path, file: File, info: &Info) -> io::Result<Archive> {
+    fn start(path: &Path, file: File, info: &Info, originals: Originals) -> io::Result<Archive> {
         let records = Arc::new(RecordWriter::new(is_gzip(path)));
         let mut out = BufWriter::with_capacity(64 * 1024, file);
         let failed = records
@@ -189,6 +195,7 @@ impl Archive {
             }),
             queued: Condvar::new(),
             syncing: AtomicBool::new(false),
+            originals: Mutex::new(originals),
             sink: Mutex::new(Sink {
                 syncer: out.get_ref().try_clone().ok().map(Arc::new),
                 out,
@@ -321,6 +328,12 @@ impl Archive {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Whether the archive holds `url`'s page whole (see
+    /// [`Originals::holds_page`]).
+    pub fn holds_page(&self, url: &str) -> bool {
+        lock(&self.shared.originals).holds_page(url)
+    }
 }
 
 /// The archive hears the client's exchanges: it is one of the crawl's
@@ -365,7 +378,12 @@ fn archiver(shared: &Arc<Shared>, records: &RecordWriter) {
                     .unwrap_or_else(PoisonError::into_inner);
             }
         };
-        let made = records.make(&exchange);
+        // Whole, or a revisit of a record that holds it already.
+        let status = status_of(&exchange.head);
+        let digest = sha1_digest(&exchange.body);
+        let whole = !exchange.truncated;
+        let keep = lock(&shared.originals).keep(&exchange.url, status, &digest, whole);
+        let made = records.make(&exchange, &digest, keep.as_kept());
         let mut sink = lock(&shared.sink);
         if sink.failed.is_some() {
             continue;
@@ -373,10 +391,19 @@ fn archiver(shared: &Arc<Shared>, records: &RecordWriter) {
         let wrote = made.and_then(|made| {
             made.write_to(&mut sink.out)?;
             sink.out.flush()?;
-            Ok(made.len() as u64)
+            Ok((made.len() as u64, made.response_id, made.date))
         });
         match wrote {
-            Ok(len) => {
+            Ok((len, id, date)) => {
+                // Pointed at only once it is in the file: a revisit is
+                // never written before its original.
+                let written = Original {
+                    id,
+                    uri: exchange.url.clone(),
+                    date,
+                    digest,
+                };
+                lock(&shared.originals).wrote(&exchange.url, status, whole, keep, written);
                 sink.written.exchanges += 1;
                 sink.unsynced += len;
                 if sink.unsynced >= SYNC_EVERY
@@ -436,16 +463,19 @@ mod tests {
         }
     }
 
+    /// Exchange `i`, whose body is its own (the same body twice would be
+    /// a revisit).
     fn exchange(i: usize) -> Exchange {
+        let body = format!("x{i}").into_bytes();
         Exchange {
             url: format!("http://127.0.0.1/{i}"),
             date: UNIX_EPOCH,
             peer: None,
             request: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
-            head: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n".to_vec(),
+            head: format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes(),
             protocol: crate::http::Protocol::Http11,
             chunked: false,
-            body: b"x".to_vec(),
+            body,
             truncated: false,
         }
     }

@@ -32,7 +32,7 @@
 //!    the last second, whose fetches are then done again.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -43,15 +43,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::http::Protocol;
+use crate::http::{Protocol, Validators};
 use crate::polite::politeness::RobotsOutcome;
 use crate::polite::robots::RobotsSource;
 use crate::seams::{Observer, Work};
 use crate::skipped::{SkipReason, Skipped};
-use crate::stats::{Exception, FetchStatistic};
+use crate::stats::{Exception, FetchStatistic, Recrawled};
 
 /// The format this crawler writes and reads.
 pub const FORMAT: u64 = 1;
+
+/// How the refusal of a journal of another crawl begins.
+pub const ANOTHER_CRAWL: &str = "it holds another crawl";
 
 /// How often the journal is synced to the disk.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
@@ -108,13 +111,104 @@ pub struct Replayed {
     /// Every `Set-Cookie` line heard, with its URL and when it came, in
     /// order: the jar, played again.
     pub cookies: Vec<(String, String, SystemTime)>,
+    /// How many times the crawl was begun again with `--recrawl`: 0 for
+    /// the first crawl. The fields above are this generation's alone.
+    pub generation: u32,
+    /// In a recrawl, every URL an earlier generation queued, once each,
+    /// in order: each is fetched again.
+    pub known: Vec<Queued>,
+    /// In a recrawl, the URLs an earlier generation skipped and never
+    /// queued (but as too deep), with the reason: the rules are the same,
+    /// so they stay skipped.
+    pub known_skipped: Vec<Skipped>,
+    /// In a recrawl with `--max-depth`, the URLs an earlier generation set
+    /// aside as too deep: aside again, unless a shorter path turns up.
+    pub known_aside: Vec<Aside>,
+    /// The validators of every page any generation fetched with a
+    /// `200 OK` that had them, the latest of each.
+    pub validators: HashMap<String, Validators>,
+    /// In a recrawl, what each URL an earlier generation fetched was
+    /// answered last: its status and where it redirected.
+    pub answered: HashMap<String, Answer>,
 }
+
+/// What a URL was answered: its status (`None`: no response) and, for a
+/// redirect, where it led.
+pub type Answer = (Option<u16>, Option<String>);
 
 impl Replayed {
     /// Whether the journal held nothing but its header: a new crawl.
     pub fn is_empty(&self) -> bool {
-        self.queued.is_empty() && self.done.is_empty() && self.skipped.is_empty()
+        self.generation == 0
+            && self.queued.is_empty()
+            && self.done.is_empty()
+            && self.skipped.is_empty()
     }
+
+    /// Whether this generation of the crawl is over: every URL it has to
+    /// fetch was fetched or skipped. (A crawl that was interrupted, or
+    /// killed, is not.)
+    pub fn finished(&self) -> bool {
+        let over: HashSet<&str> = self
+            .done
+            .iter()
+            .map(|stat| stat.url.as_str())
+            .chain(self.skipped.iter().map(|s| s.url.as_str()))
+            .collect();
+        !self.is_empty()
+            && self
+                .known
+                .iter()
+                .chain(&self.queued)
+                .all(|queued| over.contains(queued.url.as_str()))
+    }
+
+    // ANCHOR: begin_recrawl
+    /// Begins the next generation (`--recrawl`): what this one queued,
+    /// skipped and set aside becomes what is known, to be fetched (or
+    /// skipped, or set aside) again; its statistics, skips and robots.txt
+    /// rules are the last crawl's, and go. The validators and cookies stay.
+    pub fn begin_recrawl(&mut self) {
+        let mut known: HashSet<String> = self.known.iter().map(|q| q.url.clone()).collect();
+        for queued in self.queued.drain(..) {
+            if known.insert(queued.url.clone()) {
+                self.known.push(queued);
+            }
+        }
+        let mut skipped: Vec<Skipped> = std::mem::take(&mut self.known_skipped);
+        skipped.extend(
+            self.skipped
+                .drain(..)
+                .filter(|s| s.reason != SkipReason::Depth),
+        );
+        // Once each, where first skipped, with the latest reason.
+        let mut at: HashMap<String, usize> = HashMap::new();
+        let mut kept: Vec<Skipped> = Vec::new();
+        for s in skipped.into_iter().filter(|s| !known.contains(&s.url)) {
+            match at.get(&s.url) {
+                Some(&i) => kept[i] = s,
+                None => {
+                    at.insert(s.url.clone(), kept.len());
+                    kept.push(s);
+                }
+            }
+        }
+        self.known_skipped = kept;
+        let mut aside: HashSet<String> = HashSet::new();
+        let asides = std::mem::take(&mut self.known_aside);
+        self.known_aside = asides
+            .into_iter()
+            .chain(self.aside.drain(..))
+            .filter(|a| !known.contains(&a.url) && aside.insert(a.url.clone()))
+            .collect();
+        for stat in self.done.drain(..) {
+            self.answered.insert(stat.url, (stat.status, stat.next_url));
+        }
+        self.robots.clear();
+        self.cut = 0;
+        self.generation += 1;
+    }
+    // ANCHOR_END: begin_recrawl
 
     /// Sets aside the statistics of responses the crawl's archive does not
     /// hold (`--warc`: its writer was behind when the crawl was killed, or
@@ -295,6 +389,32 @@ impl Journal {
         self.facts.borrow_mut().push_str(&line(&fact));
     }
 
+    /// Notes the validators of a page's `200 OK`, for the next recrawl:
+    /// they go out with the next commit, the one of the URL they came with.
+    pub fn validators(&self, url: &str, validators: &Validators) {
+        let fact = ValidatorsLine {
+            validators: url,
+            etag: validators.etag.as_deref(),
+            last_modified: validators.last_modified.as_deref(),
+        };
+        self.facts.borrow_mut().push_str(&line(&fact));
+    }
+
+    /// Notes that the crawl begins again (`--recrawl`) as `generation`,
+    /// and writes it at once: every line after it is the new generation's.
+    pub fn begin_recrawl(&self, generation: u32) -> io::Result<()> {
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let fact = RecrawlLine {
+            recrawl: generation,
+            at,
+        };
+        let mut file = self.file.borrow_mut();
+        file.write_all(line(&fact).as_bytes())?;
+        file.sync_data()
+    }
+
     // ANCHOR: commit
     /// Writes the batch noted since the last commit, `done` lines last, in
     /// one `write`. Called when a URL is done, before the queue hears it.
@@ -461,6 +581,20 @@ struct CookieLine<'a> {
 }
 
 #[derive(Serialize)]
+struct ValidatorsLine<'a> {
+    validators: &'a str,
+    etag: Option<&'a str>,
+    last_modified: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct RecrawlLine {
+    recrawl: u32,
+    /// Milliseconds since 1970, for a person reading the file.
+    at: u64,
+}
+
+#[derive(Serialize)]
 struct DoneLine {
     done: Value,
 }
@@ -473,6 +607,8 @@ struct DoneLine {
 fn replay(text: &[u8], identity: &Identity, replayed: &mut Replayed) -> Result<usize, String> {
     let mut good = 0;
     let mut number = 0;
+    // Where each URL's statistic is in `replayed.done`.
+    let mut done_at = HashMap::new();
     while good < text.len() {
         number += 1;
         let rest = &text[good..];
@@ -491,7 +627,7 @@ fn replay(text: &[u8], identity: &Identity, replayed: &mut Replayed) -> Result<u
         if number == 1 {
             check_header(&fact, identity)?;
         } else {
-            apply(&fact, replayed)
+            apply(&fact, replayed, &mut done_at)
                 .ok_or_else(|| format!("line {number} is not a journal entry"))?;
         }
         good += end + 1;
@@ -527,7 +663,7 @@ fn check_header(header: &Value, identity: &Identity) -> Result<(), String> {
     let rules = header["rules"].as_str().unwrap_or_default();
     if format != FORMAT || roots != identity.roots || rules != identity.rules {
         return Err(format!(
-            "it holds another crawl (roots {}; {rules}); resume it with the command that \
+            "{ANOTHER_CRAWL} (roots {}; {rules}); resume it with the command that \
              started it, or give this crawl another --state directory",
             roots.join(" ")
         ));
@@ -536,7 +672,11 @@ fn check_header(header: &Value, identity: &Identity) -> Result<(), String> {
 }
 
 /// Adds one fact to `replayed`; `None` if it is not one we know.
-fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
+fn apply(
+    fact: &Value,
+    replayed: &mut Replayed,
+    done_at: &mut HashMap<String, usize>,
+) -> Option<()> {
     let text = |v: &Value| v.as_str().map(str::to_string);
     if let Some(url) = fact.get("queued") {
         replayed.queued.push(Queued {
@@ -549,10 +689,27 @@ fn apply(fact: &Value, replayed: &mut Replayed) -> Option<()> {
         // A URL done twice was fetched again after its first statistic
         // was set aside (its archive record was lost): the last one holds.
         let stat = stat_from_json(stat)?;
-        match replayed.done.iter_mut().find(|s| s.url == stat.url) {
-            Some(earlier) => *earlier = stat,
-            None => replayed.done.push(stat),
+        match done_at.get(&stat.url) {
+            Some(&i) => replayed.done[i] = stat,
+            None => {
+                done_at.insert(stat.url.clone(), replayed.done.len());
+                replayed.done.push(stat);
+            }
         }
+    } else if let Some(url) = fact.get("validators") {
+        // One that cannot be sent back is not kept.
+        if let Some(validators) =
+            Validators::new(fact["etag"].as_str(), fact["last_modified"].as_str())
+        {
+            replayed.validators.insert(text(url)?, validators);
+        }
+    } else if let Some(generation) = fact.get("recrawl") {
+        let generation = u32::try_from(generation.as_u64()?).ok()?;
+        if generation != replayed.generation + 1 {
+            return None;
+        }
+        replayed.begin_recrawl();
+        done_at.clear();
     } else if let Some(url) = fact.get("aside") {
         replayed.aside.push(Aside {
             url: text(url)?,
@@ -617,6 +774,7 @@ pub(crate) fn stat_json(stat: &FetchStatistic) -> Value {
         "num_new_urls": stat.num_new_urls,
         "wire_size": stat.wire_size,
         "protocol": stat.protocol,
+        "recrawl": stat.recrawl.map(Recrawled::as_str),
     })
 }
 
@@ -648,6 +806,7 @@ pub(crate) fn stat_from_json(v: &Value) -> Option<FetchStatistic> {
             .as_str()
             .and_then(Protocol::named)
             .map(Protocol::as_str),
+        recrawl: v["recrawl"].as_str().and_then(Recrawled::named),
     })
 }
 
@@ -691,7 +850,65 @@ mod tests {
             num_new_urls: 1,
             wire_size: 3,
             protocol: Some("http/1.1"),
+            recrawl: None,
         }
+    }
+
+    #[test]
+    fn a_recrawl_is_a_generation_that_knows_the_last_one() {
+        let dir = Dir::new("recrawl");
+        let url = |path: &str| format!("http://127.0.0.1:1/{path}");
+        let validators = Validators::new(Some("\"v1\""), None).unwrap();
+        {
+            let (journal, _) = Journal::open(&dir.0, &identity()).unwrap();
+            journal.queued(&url(""), None, 0, 10);
+            journal.validators(&url(""), &validators);
+            journal.queued(&url("r"), Some(&url("")), 1, 10);
+            journal.skipped(&Skipped {
+                url: "http://elsewhere/".into(),
+                reason: SkipReason::OffHost,
+                from: Some(url("")),
+            });
+            journal.done(&stat(&url("")));
+            journal.commit();
+            let mut redirect = stat(&url("r"));
+            redirect.status = Some(301);
+            redirect.next_url = Some(url(""));
+            journal.done(&redirect);
+            journal.commit();
+        }
+        let (journal, mut replayed) = Journal::open(&dir.0, &identity()).unwrap();
+        assert!(replayed.finished());
+        assert_eq!(replayed.generation, 0);
+        journal.begin_recrawl(1).unwrap();
+        replayed.begin_recrawl();
+        let expect_known = |replayed: &Replayed| {
+            let known: Vec<&str> = replayed.known.iter().map(|q| q.url.as_str()).collect();
+            assert_eq!(known, [url("").as_str(), url("r").as_str()]);
+            assert_eq!(replayed.known_skipped.len(), 1);
+            assert_eq!(replayed.validators[&url("")], validators);
+            assert_eq!(replayed.answered[&url("r")], (Some(301), Some(url(""))));
+            assert!(replayed.done.is_empty() && replayed.queued.is_empty());
+        };
+        expect_known(&replayed);
+        assert!(!replayed.finished());
+        // The root answers 304 in the new generation; killed there.
+        let mut not_modified = stat(&url(""));
+        not_modified.status = Some(304);
+        not_modified.recrawl = Some(Recrawled::NotModified);
+        journal.done(&not_modified);
+        journal.commit();
+        drop(journal);
+        // Replayed, the generation is the same, and one URL is left.
+        let (_journal, replayed) = Journal::open(&dir.0, &identity()).unwrap();
+        assert_eq!(replayed.generation, 1);
+        assert!(!replayed.is_empty());
+        expect_known(&Replayed {
+            done: Vec::new(),
+            ..replayed.clone()
+        });
+        assert_eq!(replayed.done, [not_modified]);
+        assert!(!replayed.finished());
     }
 
     #[test]

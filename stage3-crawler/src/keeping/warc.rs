@@ -50,6 +50,40 @@ pub struct Info {
     pub user_agent: String,
 }
 
+/// A record that holds a payload whole: what a `revisit` record points at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Original {
+    /// Its `WARC-Record-ID`.
+    pub id: String,
+    /// Its `WARC-Target-URI`.
+    pub uri: String,
+    /// Its `WARC-Date`.
+    pub date: String,
+    /// Its `WARC-Payload-Digest`.
+    pub digest: String,
+}
+
+// ANCHOR: kept
+/// How the response of an exchange is kept (WARC 1.1, section 6.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept<'a> {
+    /// Whole, in a `response` record: its head and its payload.
+    Whole,
+    /// The server said `304 Not Modified`: a `revisit` record (the head
+    /// alone) pointing at the record that holds the page.
+    NotModified(&'a Original),
+    /// The payload is in the archive already, byte for byte: a `revisit`
+    /// record (the head alone) pointing at the record that holds it.
+    IdenticalPayload(&'a Original),
+}
+// ANCHOR_END: kept
+
+/// The profile of a revisit whose server said the page had not changed.
+pub const SERVER_NOT_MODIFIED: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+/// The profile of a revisit whose payload's digest matched a record's.
+pub const IDENTICAL_PAYLOAD_DIGEST: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
 /// The gzip level of a `.warc.gz` (see [`RecordWriter::new`]).
 pub const GZIP_LEVEL: u32 = 6;
 
@@ -100,26 +134,33 @@ impl RecordWriter {
                 ("Content-Type", "application/warc-fields".into()),
             ],
             vec![Cow::Owned(fields.into_bytes())],
-            false,
+            None,
             &mut made,
         )?;
         made.write_to(out)
     }
 
     #[cfg(test)]
-    /// Writes the `response` and `request` records of one exchange: what
-    /// [`make`](Self::make) makes, written at once.
+    /// Writes the `response` and `request` records of one exchange, the
+    /// response whole: what [`make`](Self::make) makes, written at once.
     pub fn exchange(&self, exchange: &Exchange, out: &mut dyn Write) -> io::Result<()> {
-        self.make(exchange)?.write_to(out)
+        let digest = sha1_digest(&exchange.body);
+        self.make(exchange, &digest, Kept::Whole)?.write_to(out)
     }
 
     // ANCHOR: exchange
-    /// Makes the `response` and `request` records of one exchange, each
-    /// naming the other as `WARC-Concurrent-To`, side by side: the digests
-    /// (and, for `.warc.gz`, the compression) done, and nothing written
-    /// yet, so that an archiver does this work in parallel with the others
-    /// and only the writing takes turns.
-    pub fn make<'a>(&self, exchange: &'a Exchange) -> io::Result<Made<'a>> {
+    /// Makes the `response` (or `revisit`, as `kept` says) and `request`
+    /// records of one exchange, whose payload has the digest
+    /// `payload_digest`, each naming the other as `WARC-Concurrent-To`,
+    /// side by side: the digests (and, for `.warc.gz`, the compression)
+    /// done, and nothing written yet, so that an archiver does this work in
+    /// parallel with the others and only the writing takes turns.
+    pub fn make<'a>(
+        &self,
+        exchange: &'a Exchange,
+        payload_digest: &str,
+        kept: Kept<'_>,
+    ) -> io::Result<Made<'a>> {
         let request_id = record_id();
         let response_id = record_id();
         let date = warc_date(exchange.date);
@@ -142,28 +183,56 @@ impl RecordWriter {
             }
             fields
         };
-        let mut response = common("response", &response_id, &request_id);
+        let kind = match kept {
+            Kept::Whole => "response",
+            Kept::NotModified(_) | Kept::IdenticalPayload(_) => "revisit",
+        };
+        let mut response = common(kind, &response_id, &request_id);
         response.push(("Content-Type", "application/http;msgtype=response".into()));
-        if exchange.truncated {
-            // The record holds less than the response had (WARC 1.1, 5.13).
-            response.push(("WARC-Truncated", "length".into()));
-        }
         let head = response_head(&exchange.head, exchange.chunked, exchange.body.len());
-        let body = Cow::Borrowed(exchange.body.as_slice());
-        let mut made = Made::default();
-        self.record(&response, vec![Cow::Owned(head), body], true, &mut made)?;
+        let mut made = Made {
+            response_id: response_id.clone(),
+            date: date.clone(),
+            ..Made::default()
+        };
+        match kept {
+            Kept::Whole => {
+                if exchange.truncated {
+                    // The record holds less than the response had (WARC
+                    // 1.1, 5.13).
+                    response.push(("WARC-Truncated", "length".into()));
+                }
+                let body = Cow::Borrowed(exchange.body.as_slice());
+                let block = vec![Cow::Owned(head), body];
+                self.record(&response, block, Some(payload_digest), &mut made)?;
+            }
+            Kept::NotModified(original) | Kept::IdenticalPayload(original) => {
+                let (profile, digest) = match kept {
+                    // A 304 has no payload of its own.
+                    Kept::NotModified(_) => (SERVER_NOT_MODIFIED, None),
+                    _ => (IDENTICAL_PAYLOAD_DIGEST, Some(payload_digest)),
+                };
+                response.extend([
+                    ("WARC-Profile", profile.to_string()),
+                    ("WARC-Refers-To", original.id.clone()),
+                    ("WARC-Refers-To-Target-URI", one_line(&original.uri)),
+                    ("WARC-Refers-To-Date", original.date.clone()),
+                ]);
+                self.record(&response, vec![Cow::Owned(head)], digest, &mut made)?;
+            }
+        }
         let mut request = common("request", &request_id, &response_id);
         request.push(("Content-Type", "application/http;msgtype=request".into()));
         // The request has no body to digest: GET.
         let sent = Cow::Borrowed(exchange.request.as_slice());
-        self.record(&request, vec![sent], false, &mut made)?;
+        self.record(&request, vec![sent], None, &mut made)?;
         Ok(made)
     }
     // ANCHOR_END: exchange
 
     /// One record, added to `made`: the version line, `fields`, the
-    /// block's length and digest (and, with `payload`, the digest of the
-    /// block's last part, the payload), the block (in parts, so that a
+    /// block's length and digest (and `payload_digest`, the digest of the
+    /// payload, if it has one), the block (in parts, so that a
     /// body is never copied to be joined to its head), and the two CRLFs
     /// that end every record. With gzip the record is compressed into a
     /// member of its own.
@@ -171,7 +240,7 @@ impl RecordWriter {
         &self,
         fields: &[(&str, String)],
         block: Vec<Cow<'a, [u8]>>,
-        payload: bool,
+        payload_digest: Option<&str>,
         made: &mut Made<'a>,
     ) -> io::Result<()> {
         let mut head = String::from("WARC/1.1\r\n");
@@ -187,8 +256,8 @@ impl RecordWriter {
             "WARC-Block-Digest: sha1:{}\r\n",
             base32(&digest.finalize())
         );
-        if let (true, Some(payload)) = (payload, block.last()) {
-            let _ = write!(head, "WARC-Payload-Digest: {}\r\n", sha1_digest(payload));
+        if let Some(digest) = payload_digest {
+            let _ = write!(head, "WARC-Payload-Digest: {digest}\r\n");
         }
         let length: usize = block.iter().map(|part| part.len()).sum();
         let _ = write!(head, "Content-Length: {length}\r\n\r\n");
@@ -214,6 +283,10 @@ impl RecordWriter {
 #[derive(Debug, Default)]
 pub struct Made<'a> {
     parts: Vec<Cow<'a, [u8]>>,
+    /// The `WARC-Record-ID` of the response (or revisit) record.
+    pub response_id: String,
+    /// The records' `WARC-Date`.
+    pub date: String,
 }
 
 impl Made<'_> {
@@ -232,7 +305,7 @@ impl Made<'_> {
 }
 
 /// What a resuming crawl needs to know of a record it reads back.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
     /// `WARC-Type`.
     pub kind: String,
@@ -240,6 +313,20 @@ pub struct Parsed {
     pub target_uri: Option<String>,
     /// `Content-Length`: the length of the block after the head.
     pub length: u64,
+    /// `WARC-Record-ID`.
+    pub id: Option<String>,
+    /// `WARC-Date`.
+    pub date: Option<String>,
+    /// `WARC-Payload-Digest`.
+    pub payload_digest: Option<String>,
+    /// Whether it has `WARC-Truncated`: its payload is not whole.
+    pub truncated: bool,
+    /// For a revisit, the record it points at: `WARC-Refers-To`,
+    /// `-Target-URI`, `-Date`.
+    pub refers_to: Option<(String, String, String)>,
+    /// For a response, the HTTP status its block begins with (read by the
+    /// scan, not from the head).
+    pub status: Option<u16>,
 }
 
 /// The value of the head field `name` (the first, compared
@@ -261,10 +348,25 @@ pub fn parse_head(head: &[u8]) -> Option<Parsed> {
     if !head.starts_with(b"WARC/") || !head.ends_with(b"\r\n\r\n") {
         return None;
     }
+    let text = |name| field(head, name).map(str::to_string);
+    let refers_to = match (
+        text("WARC-Refers-To"),
+        text("WARC-Refers-To-Target-URI"),
+        text("WARC-Refers-To-Date"),
+    ) {
+        (Some(id), Some(uri), Some(date)) => Some((id, uri, date)),
+        _ => None,
+    };
     Some(Parsed {
         kind: field(head, "WARC-Type")?.to_string(),
-        target_uri: field(head, "WARC-Target-URI").map(str::to_string),
+        target_uri: text("WARC-Target-URI"),
         length: field(head, "Content-Length")?.parse().ok()?,
+        id: text("WARC-Record-ID"),
+        date: text("WARC-Date"),
+        payload_digest: text("WARC-Payload-Digest"),
+        truncated: field(head, "WARC-Truncated").is_some(),
+        refers_to,
+        status: None,
     })
 }
 

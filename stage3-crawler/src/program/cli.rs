@@ -252,6 +252,16 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub state: Option<PathBuf>,
 
+    /// Crawl again the finished crawl whose state is in --state DIR (the
+    /// same roots and rules): fetch every URL it knew, each page asked for
+    /// only if it changed (If-None-Match, If-Modified-Since), follow the
+    /// links of the pages that changed, and crawl what is new. The report
+    /// names each URL not-modified, changed or new. With --warc, a page
+    /// not modified, or whose content is already in the archive, is kept
+    /// as a revisit record pointing at the one that holds it.
+    #[arg(long, requires = "state")]
+    pub recrawl: bool,
+
     /// Threads that parse pages [default: cores - 1, at least 1]; 0 parses
     /// on the event-loop thread. At most 256: parsing is CPU work, and more
     /// threads than cores only cost memory.

@@ -115,6 +115,7 @@ pub const OPTIONS: &[(&str, Scope)] = &[
     ("progress", Scope::Process),
     ("warc", Scope::Process),
     ("state", Scope::Process),
+    ("recrawl", Scope::Process),
     ("frontier", Scope::Process),
     ("report_only", Scope::Process),
     ("frontier_clear", Scope::Process),

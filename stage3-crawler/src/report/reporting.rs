@@ -50,8 +50,18 @@ pub struct Summary {
     pub waits_not_listed: u64,
 }
 
-/// One line of the text report.
+/// One line of the text report: in a recrawl, with what became of the
+/// URL at its end.
 pub fn format_line(stat: &FetchStatistic, line: Line) -> String {
+    let text = format_fields(stat, line);
+    match stat.recrawl {
+        Some(recrawled) => format!("{text} {}", recrawled.as_str()),
+        None => text,
+    }
+}
+
+/// The chapter's fields of a line of the text report.
+fn format_fields(stat: &FetchStatistic, line: Line) -> String {
     let or_dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
     let status = stat.status.map_or("-".to_string(), |s| s.to_string());
     match line {
@@ -372,6 +382,7 @@ mod tests {
             num_new_urls: 2,
             wire_size: 10,
             protocol: Some("http/1.1"),
+            recrawl: None,
         }
     }
 

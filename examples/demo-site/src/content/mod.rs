@@ -148,6 +148,7 @@ pub(crate) fn reason(status: u16) -> &'static str {
         302 => "Found",
         303 => "See Other",
         307 => "Temporary Redirect",
+        304 => "Not Modified",
         308 => "Permanent Redirect",
         400 => "Bad Request",
         404 => "Not Found",

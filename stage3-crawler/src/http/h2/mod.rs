@@ -19,6 +19,7 @@ use url::{Position, Url};
 
 pub(crate) use connection::{Connection, StreamError};
 
+use super::conditional::Validators;
 use super::decode::{ACCEPT_ENCODING, Cap};
 use super::error::FetchError;
 use super::response::{Protocol, Response};
@@ -29,6 +30,8 @@ pub(crate) struct Asking<'a> {
     pub(crate) user_agent: &'a str,
     /// The `Cookie` header's value, if the jar has one for the URL.
     pub(crate) cookie: Option<&'a str>,
+    /// In a recrawl, the validators of the page's last version.
+    pub(crate) validators: Option<&'a Validators>,
     pub(crate) read_timeout: Duration,
     pub(crate) max_body: u64,
     pub(crate) cap: Cap,
@@ -47,6 +50,7 @@ pub(crate) async fn get(
     let Asking {
         user_agent,
         cookie,
+        validators,
         read_timeout,
         max_body,
         cap,
@@ -65,6 +69,9 @@ pub(crate) async fn get(
     ];
     if let Some(cookie) = cookie {
         fields.push((b"cookie", cookie.as_bytes()));
+    }
+    for (name, value) in validators.iter().flat_map(|v| v.fields()) {
+        fields.push((name.as_bytes(), value.as_bytes()));
     }
     let request = conn.open(&fields, max_body, read_timeout).await?;
     let answer = request.response(read_timeout).await?;

@@ -10,8 +10,11 @@ pub struct Reopened {
     pub good: u64,
     /// Bytes of a torn last record, cut off.
     pub cut: u64,
-    /// The target URI of every complete `response` record.
+    /// The target URI of every complete `response` or `revisit` record:
+    /// the exchanges it keeps.
     pub responses: HashSet<String>,
+    /// What its records hold whole, for revisits to point at.
+    pub originals: Originals,
 }
 
 /// Whether the file's name asks for gzip members (`.warc.gz`).
@@ -39,7 +42,8 @@ pub(super) fn scan(file: &File, gzip: bool) -> io::Result<Reopened> {
             break;
         };
         held.good = at(&reader);
-        if record.kind == "response" {
+        if matches!(record.kind.as_str(), "response" | "revisit") {
+            held.originals.read_back(&record);
             held.responses.extend(record.target_uri);
         }
     }
@@ -110,10 +114,18 @@ pub(super) fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Parsed
             break;
         }
     }
-    let Some(record) = crate::keeping::warc::parse_head(&head) else {
+    let Some(mut record) = crate::keeping::warc::parse_head(&head) else {
         return Ok(None);
     };
-    let block = io::copy(&mut reader.by_ref().take(record.length), &mut io::sink())?;
+    // A response's block begins with its status line.
+    let mut start = Vec::new();
+    if record.kind == "response" {
+        let first = reader.by_ref().take(record.length.min(64));
+        first.take(64).read_to_end(&mut start)?;
+        record.status = status_of(&start);
+    }
+    let rest = record.length - start.len() as u64;
+    let block = start.len() as u64 + io::copy(&mut reader.by_ref().take(rest), &mut io::sink())?;
     let mut end = [0u8; 4];
     match reader.read_exact(&mut end) {
         Ok(()) if block == record.length && &end == b"\r\n\r\n" => Ok(Some(record)),
