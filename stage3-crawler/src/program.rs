@@ -139,7 +139,7 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
             let (journal, mut replayed) = Journal::open(dir, &identity).map_err(|e| {
                 let message = format!("--state {}: {e}", dir.display());
                 // A recrawl is of the crawl whose state it is, by definition.
-                match args.recrawl && e.starts_with(ANOTHER_CRAWL) {
+                match args.recrawl && e.contains(&format!(": {ANOTHER_CRAWL}")) {
                     true => usage(message),
                     false => io::Error::other(message),
                 }

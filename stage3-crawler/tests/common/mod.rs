@@ -175,6 +175,52 @@ pub fn python_tool(name: &str) -> PathBuf {
     })
 }
 
+/// The payload of each URL's last response or revisit record in the
+/// archive `warc`, as a replay tool reads it with warcio: a response's
+/// own bytes (after the HTTP head, neither de-chunked nor decompressed
+/// again), a revisit's from the record its `WARC-Refers-To` names, which
+/// must come before it.
+pub fn replayed_payloads(warc: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    const SCRIPT: &str = r#"
+import sys
+from warcio.archiveiterator import ArchiveIterator
+held = {}
+with open(sys.argv[1], 'rb') as f:
+    for record in ArchiveIterator(f):
+        uri = record.rec_headers.get_header('WARC-Target-URI')
+        if record.rec_type == 'response':
+            payload = record.raw_stream.read()
+            held[record.rec_headers.get_header('WARC-Record-ID')] = payload
+        elif record.rec_type == 'revisit':
+            payload = held[record.rec_headers.get_header('WARC-Refers-To')]
+        else:
+            continue
+        print(uri, payload.hex())
+"#;
+    let out = std::process::Command::new(python_tool("python"))
+        .args(["-c", SCRIPT])
+        .arg(warc)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (uri, hex) = line.split_once(' ').unwrap();
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            (uri.to_string(), bytes)
+        })
+        .collect()
+}
+
 /// The proxy environment variables the crawler reads.
 pub const PROXY_VARIABLES: [&str; 8] = [
     "http_proxy",
