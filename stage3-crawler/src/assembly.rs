@@ -208,6 +208,8 @@ pub fn build(
     let shared = plugins.shared.is_some();
     let (base, plugged): (Rc<dyn WorkQueue>, Plugged) = match plugins.shared {
         Some(shared) => {
+            // A host's wait is every process's.
+            rules.on_pause(shared.pauses());
             let queue: SharedQueue = shared.into_queue(Local {
                 q,
                 rules: Rc::clone(&rules),

@@ -840,3 +840,56 @@ fn on_a_redis_cluster_a_master_restarting_mid_crawl_costs_a_wait() {
     );
     assert_eq!(merged(&frontier), want);
 }
+
+#[test]
+fn a_wait_a_host_asks_of_one_process_holds_for_every_process() {
+    use common::static_site::{Answer, StaticSite};
+    // /a asks for two seconds; the other pages take 300 ms each, so that
+    // none ends while the wait is being told to Redis.
+    let mut answers = vec![(
+        "/a",
+        Answer::text(429, "slow down")
+            .with_header("Retry-After", "2")
+            .then(1, Answer::links(&[])),
+    )];
+    let pages: Vec<String> = (1..=12).map(|n| format!("/b{n}")).collect();
+    let mut links: Vec<&str> = vec!["/a"];
+    links.extend(pages.iter().map(String::as_str));
+    answers.push(("/", Answer::links(&links)));
+    for page in &pages {
+        answers.push((page, Answer::links(&[]).after(Duration::from_millis(300))));
+    }
+    let site = StaticSite::start(answers);
+    let redis = RedisServer::start();
+    let frontier = redis.url("pause").to_string();
+    // The first process has one worker: holding /a while it waits, it
+    // takes nothing more, and the host's other pages go to the others.
+    let mut first = common::stage3();
+    first.args(["--report", "json", "--max-tasks", "1", "--per-host", "2"]);
+    first.args(["--frontier", &frontier, &site.url("/")]);
+    let a = spawn(first);
+    let b = joiner(&frontier, &[]);
+    let c = joiner(&frontier, &[]);
+    for process in [a, b, c] {
+        finished(process);
+    }
+    // When the site said "slow down", and what it was asked after.
+    let arrivals = site.arrivals();
+    let said = arrivals.iter().find(|(_, p)| p == "/a").unwrap().0;
+    let asked_during: Vec<&String> = arrivals
+        .iter()
+        .filter(|(at, _)| {
+            *at > said + Duration::from_millis(100) && *at < said + Duration::from_secs(2)
+        })
+        .map(|(_, path)| path)
+        .collect();
+    // At most one page was granted with /a, before the wait: it arrived
+    // with it. Nothing came during the wait, from any process.
+    assert!(asked_during.is_empty(), "{asked_during:?}");
+    assert_eq!(arrivals.iter().filter(|(_, p)| p == "/a").count(), 2);
+    let merged = merged(&frontier);
+    assert!(
+        merged.contains(&(site.url("/a"), "200".to_string())),
+        "{merged:?}"
+    );
+}

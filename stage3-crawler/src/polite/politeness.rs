@@ -108,8 +108,9 @@ pub enum Turn {
 /// What became of a URL whose server asked us to slow down.
 #[derive(Debug)]
 pub enum Slowed {
-    /// It waits with its host, unfinished, and is asked again then.
-    Waiting,
+    /// It waits with its host, unfinished, and is asked again after this
+    /// long.
+    Waiting(Duration),
     /// It has waited enough: record it as it came.
     Record(Work),
     /// The server asked for a longer wait than we give: it fails so.
@@ -428,7 +429,7 @@ impl Politeness {
         } else {
             state.waits_unlisted += 1;
         }
-        Slowed::Waiting
+        Slowed::Waiting(wait)
     }
     // ANCHOR_END: slowed
 
@@ -544,7 +545,7 @@ mod tests {
             let url = format!("http://h{i}.test/");
             assert!(matches!(
                 polite.slowed(work(&url), 429, no_wait),
-                Slowed::Waiting
+                Slowed::Waiting(_)
             ));
         }
         let (listed, more) = polite.waits();
@@ -554,7 +555,7 @@ mod tests {
         for _ in 0..slow_down::MAX_WAITS {
             assert!(matches!(
                 polite.slowed(work(url), 503, no_wait),
-                Slowed::Waiting
+                Slowed::Waiting(_)
             ));
         }
         assert!(matches!(
@@ -564,7 +565,7 @@ mod tests {
         // Its count starts again: it was done.
         assert!(matches!(
             polite.slowed(work(url), 503, no_wait),
-            Slowed::Waiting
+            Slowed::Waiting(_)
         ));
     }
 
@@ -579,7 +580,7 @@ mod tests {
         let asked = Some(Duration::from_secs(20));
         assert!(matches!(
             polite.slowed(work(url), 429, asked),
-            Slowed::Waiting
+            Slowed::Waiting(_)
         ));
         let key = host_key(&Url::parse(url).unwrap()).unwrap();
         let until = polite.state.borrow().hosts[&key].next_start.unwrap();

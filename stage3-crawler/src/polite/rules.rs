@@ -71,10 +71,16 @@ pub struct WebRules {
     log: Rc<CrawlLog>,
     /// Who hears each robots.txt verdict (the journal, with `--state`).
     listeners: RefCell<Vec<RobotsListener>>,
+    /// Who hears each wait a host asks for: in a shared crawl, the
+    /// frontier, so that every process waits.
+    pause_listener: RefCell<Option<PauseListener>>,
 }
 
 /// Someone who hears what each origin's robots.txt said, as it is read.
 type RobotsListener = Box<dyn Fn(&RobotsOutcome, &RobotsSource)>;
+
+/// Who hears each wait a host asks for.
+type PauseListener = Box<dyn Fn(&Url, Duration)>;
 
 impl WebRules {
     /// The rules `config` asks for, for a crawl of `roots` whose queue is
@@ -109,6 +115,7 @@ impl WebRules {
             client: Rc::clone(client),
             log: Rc::clone(log),
             listeners: RefCell::new(Vec::new()),
+            pause_listener: RefCell::new(None),
         }
     }
 
@@ -420,10 +427,28 @@ impl WebRules {
     }
 
     /// The server answered `work` with `status`, a slow-down: what the
-    /// client heard of `Retry-After`, and the host's line, decide.
+    /// client heard of `Retry-After`, and the host's line, decide. A wait
+    /// is told to whoever listens (a shared crawl's frontier).
     pub fn slowed(&self, work: Work, status: u16) -> Slowed {
         let retry_after = self.client.take_slow_down(&work.url).flatten();
-        self.polite.slowed(work, status, retry_after)
+        let url = self
+            .pause_listener
+            .borrow()
+            .is_some()
+            .then(|| work.url.clone());
+        let slowed = self.polite.slowed(work, status, retry_after);
+        if let (Slowed::Waiting(wait), Some(url), Some(listener)) =
+            (&slowed, url, self.pause_listener.borrow().as_ref())
+        {
+            listener(&url, *wait);
+        }
+        slowed
+    }
+
+    /// Tells `f` each wait a host asks for, with the URL that was answered
+    /// so: a shared crawl's frontier keeps it, for every process.
+    pub fn on_pause(&self, f: impl Fn(&Url, Duration) + 'static) {
+        *self.pause_listener.borrow_mut() = Some(Box::new(f));
     }
 
     /// `url`'s host answered it with anything but a slow-down.

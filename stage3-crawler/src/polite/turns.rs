@@ -85,7 +85,7 @@ impl Turns {
             return Some((work, found));
         };
         match self.rules.slowed(work, status) {
-            Slowed::Waiting => None,
+            Slowed::Waiting(_) => None,
             Slowed::Record(work) => Some((work, found)),
             Slowed::Fail(work, exception) => {
                 found.stat.exception = Some(exception);

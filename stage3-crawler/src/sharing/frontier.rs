@@ -298,6 +298,7 @@ pub struct Frontier {
     renew: Script,
     release: Script,
     workers: Script,
+    pause: Script,
 }
 
 impl Frontier {
@@ -326,8 +327,23 @@ impl Frontier {
             renew: script!("renew.lua"),
             release: script!("release.lua"),
             workers: script!("workers.lua"),
+            pause: script!("pause.lua"),
         }
     }
+
+    // ANCHOR: pause
+    /// `host` asked to be left alone for `wait` (a 429 or 503): no process
+    /// is handed its URLs until then, by the clock of the Redis that
+    /// holds it, one clock for every process.
+    pub async fn pause(&self, host: &str, wait: Duration) -> io::Result<()> {
+        let shard = self.place(&[host]).await?[0];
+        let prefix = self.shards().await?[shard].clone();
+        let ms = wait.as_millis().to_string();
+        self.run(&self.pause, &prefix, &[host.as_bytes(), ms.as_bytes()])
+            .await
+            .map(drop)
+    }
+    // ANCHOR_END: pause
 
     /// `redis://HOST:PORT/NAME`.
     pub fn url(&self) -> &RedisUrl {

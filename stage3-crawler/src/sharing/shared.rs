@@ -76,6 +76,9 @@ pub struct Shared {
     /// to URLs that wait at a deeper level or as too deep, which only
     /// Redis knows.
     every_link: bool,
+    /// Waits hosts asked of this process (429, 503), for the frontier to
+    /// keep, so that every process waits.
+    pauses: Queue<(String, Duration)>,
 }
 
 /// What a process that lost Redis says of the crawl's state.
@@ -135,7 +138,16 @@ impl Shared {
             sitemaps: RefCell::new(Vec::new()),
             seen_rate: Cell::new((1.0, 0)),
             every_link,
+            pauses: Queue::new(),
         }
+    }
+
+    /// Where the crawl's rules tell each wait a host asked for (a 429 or
+    /// 503 with its `Retry-After`, or the backoff): the frontier keeps it,
+    /// and no process is handed the host's URLs before it is over.
+    pub fn pauses(&self) -> impl Fn(&Url, Duration) + 'static {
+        let pauses = self.pauses.clone();
+        move |url, wait| pauses.put_nowait((host_of(url), wait))
     }
 
     fn held(&self) -> Vec<Held> {
@@ -440,6 +452,21 @@ impl Shared {
     }
     // ANCHOR_END: complete_batches
 
+    /// Tells the frontier each wait a host asked of this process, as they
+    /// come, for as long as the crawl runs. A wait Redis did not hear is
+    /// still this process's own.
+    async fn tell_pauses(&self, crawl: &impl Crawl) -> std::convert::Infallible {
+        loop {
+            let (host, wait) = self.pauses.get().await;
+            let _ = self.pauses.task_done();
+            if let Err(e) = self.frontier.pause(&host, wait).await {
+                crawl.log().warn(format_args!(
+                    "telling the frontier {host} asked us to wait: {e}"
+                ));
+            }
+        }
+    }
+
     /// Extends this process's leases, every third of a lease, for as long
     /// as the crawl runs.
     async fn renew_leases(&self, crawl: &impl Crawl) -> std::convert::Infallible {
@@ -576,8 +603,10 @@ impl WorkQueue for SharedQueue {
             let (shared, crawl) = (&self.shared, &self.local);
             // The renewer and the completer run as long as the feeder:
             // neither ends the other but by ending.
-            let beside =
-                runtime::select(shared.renew_leases(crawl), shared.complete_batches(crawl));
+            let beside = runtime::select(
+                runtime::select(shared.renew_leases(crawl), shared.tell_pauses(crawl)),
+                shared.complete_batches(crawl),
+            );
             match runtime::select(shared.feed(crawl), beside).await {
                 runtime::Either::Left(Ok(())) => Outcome::Completed,
                 runtime::Either::Left(Err(e)) => {
@@ -591,7 +620,8 @@ impl WorkQueue for SharedQueue {
                     *shared.stopped_by.borrow_mut() = Some(stopped);
                     Outcome::Lost
                 }
-                runtime::Either::Right(runtime::Either::Left(never))
+                runtime::Either::Right(runtime::Either::Left(runtime::Either::Left(never)))
+                | runtime::Either::Right(runtime::Either::Left(runtime::Either::Right(never)))
                 | runtime::Either::Right(runtime::Either::Right(never)) => match never {},
             }
         })

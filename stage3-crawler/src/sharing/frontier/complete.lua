@@ -60,7 +60,11 @@ for k, i in ipairs(starts) do
       -- with a delay, the next request may start a millisecond later,
       -- never sooner than the delay after this one ended.
       local ms = tonumber(delay) or 0
-      if ms > 0 then redis.call('HSET', P .. 'next', host, now + ms + 1) end
+      -- A pause a host asked for (pause.lua) may end later: it stays.
+      local at = now + ms + 1
+      if ms > 0 and at > tonumber(redis.call('HGET', P .. 'next', host) or '0') then
+        redis.call('HSET', P .. 'next', host, at)
+      end
     end
     local sitemap = string.sub(url, 1, 1) == '~'
     local n, result = tonumber(ARGV[i + 4]) or 0, {}
