@@ -421,23 +421,27 @@ impl Resume {
                 rules.wait_before_next(&url);
             }
         }
-        let recrawl = match replayed.generation {
-            0 => String::new(),
-            n => format!(" (recrawl {n}: {asked_if_changed} asked for only if changed)"),
+        let cut = if replayed.cut > 0 {
+            format!(
+                " (the journal's last {} bytes, torn by a crash, were cut off)",
+                replayed.cut
+            )
+        } else {
+            String::new()
         };
-        crawler.log().info(format_args!(
-            "resuming: {} URLs done, {} skipped, {again} to fetch{recrawl}{}",
+        let (done, skipped) = (
             replayed.done.len(),
             replayed.skipped.len() + replayed.known_skipped.len(),
-            if replayed.cut > 0 {
-                format!(
-                    " (the journal's last {} bytes, torn by a crash, were cut off)",
-                    replayed.cut
-                )
-            } else {
-                String::new()
-            }
-        ));
+        );
+        match replayed.generation {
+            0 => crawler.log().info(format_args!(
+                "resuming: {done} URLs done, {skipped} skipped, {again} to fetch{cut}"
+            )),
+            n => crawler.log().info(format_args!(
+                "recrawl {n}: {done} URLs done, {skipped} skipped, {again} to fetch, \
+                 {asked_if_changed} of them only if changed{cut}"
+            )),
+        }
     }
     // ANCHOR_END: resume
 }

@@ -68,6 +68,11 @@ struct Args {
     /// testing a crawler's --recrawl).
     #[arg(long)]
     validators: bool,
+    /// With --validators, numbered pages 0 to N-1 revised (a paragraph and
+    /// a link to /changes.html more, a new ETag, a later Last-Modified), as
+    /// if they had changed since the site was last crawled.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "validators")]
+    revised: usize,
 }
 
 impl Args {
@@ -162,7 +167,7 @@ fn parse_path_delay(spec: &str) -> Result<(String, Duration), String> {
 
 fn main() -> ExitCode {
     let args = Args::parse().check().unwrap_or_else(|e| e.exit());
-    let (config, cert_out) = (args.config(), args.cert_out);
+    let (config, cert_out, revised) = (args.config(), args.cert_out, args.revised);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
 
     let on_off = |on| if on { "on" } else { "off" };
@@ -187,6 +192,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    site.revise_pages(revised);
     // Written before the URL is printed: a script that waits for the URL
     // can then use the file at once.
     if let (Some(path), Some(pem)) = (&cert_out, site.cert_pem())

@@ -32,7 +32,9 @@ use std::thread::JoinHandle;
 use std::time::SystemTime;
 
 use crate::http::{Exchange, HearExchanges};
-use crate::keeping::warc::{Info, Original, Parsed, RecordWriter, sha1_digest};
+use crate::keeping::warc::{
+    Info, Original, Parsed, RecordWriter, record_id, sha1_digest, warc_date,
+};
 
 mod originals;
 mod scan;
@@ -89,6 +91,8 @@ struct Shared {
     syncing: AtomicBool,
     /// What the file holds whole, for revisits to point at.
     originals: Mutex<Originals>,
+    /// Signalled when a chosen original is written.
+    original_written: Condvar,
 }
 
 /// The queue between the loop and the archivers.
@@ -182,6 +186,20 @@ impl Archive {
     /// go, and starts the archivers. A failure to write it is kept for
     /// `finish`, like any write error.
     fn start(path: &Path, file: File, info: &Info, originals: Originals) -> io::Result<Archive> {
+        let archivers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get() / 2)
+            .clamp(1, MAX_ARCHIVERS);
+        Archive::start_with(path, file, info, originals, archivers)
+    }
+
+    /// [`start`](Self::start), with this many archivers.
+    fn start_with(
+        path: &Path,
+        file: File,
+        info: &Info,
+        originals: Originals,
+        archivers: usize,
+    ) -> io::Result<Archive> {
         let records = Arc::new(RecordWriter::new(is_gzip(path)));
         let mut out = BufWriter::with_capacity(64 * 1024, file);
         let failed = records
@@ -196,6 +214,7 @@ impl Archive {
             queued: Condvar::new(),
             syncing: AtomicBool::new(false),
             originals: Mutex::new(originals),
+            original_written: Condvar::new(),
             sink: Mutex::new(Sink {
                 syncer: out.get_ref().try_clone().ok().map(Arc::new),
                 out,
@@ -204,9 +223,6 @@ impl Archive {
                 failed,
             }),
         });
-        let archivers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get() / 2)
-            .clamp(1, MAX_ARCHIVERS);
         let mut threads = Vec::with_capacity(archivers);
         for i in 0..archivers {
             let (shared, records) = (Arc::clone(&shared), Arc::clone(&records));
@@ -378,32 +394,51 @@ fn archiver(shared: &Arc<Shared>, records: &RecordWriter) {
                     .unwrap_or_else(PoisonError::into_inner);
             }
         };
-        // Whole, or a revisit of a record that holds it already.
+        // Whole, or a revisit of a record that holds it already. The
+        // choice is made, and a new original noted, in one step: of two
+        // archivers with the same payload, the second points at the first.
         let status = status_of(&exchange.head);
         let digest = sha1_digest(&exchange.body);
         let whole = !exchange.truncated;
-        let keep = lock(&shared.originals).keep(&exchange.url, status, &digest, whole);
-        let made = records.make(&exchange, &digest, keep.as_kept());
-        let mut sink = lock(&shared.sink);
-        if sink.failed.is_some() {
-            continue;
+        let id = record_id();
+        let keep = {
+            let record = Original {
+                id: id.clone(),
+                uri: exchange.url.clone(),
+                date: warc_date(exchange.date),
+                digest: digest.clone(),
+            };
+            let mut originals = lock(&shared.originals);
+            let keep = originals.keep(&exchange.url, status, &digest, whole);
+            originals.writing(&exchange.url, status, whole, keep.clone(), record);
+            keep
+        };
+        let made = records.make(&exchange, &digest, &id, keep.as_kept());
+        // A revisit waits for its original to be in the file.
+        if let Some(original) = keep.refers_to() {
+            let mut originals = lock(&shared.originals);
+            while originals.is_pending(original) {
+                originals = shared
+                    .original_written
+                    .wait(originals)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
         }
-        let wrote = made.and_then(|made| {
-            made.write_to(&mut sink.out)?;
-            sink.out.flush()?;
-            Ok((made.len() as u64, made.response_id, made.date))
-        });
+        let mut sink = lock(&shared.sink);
+        let wrote = match sink.failed {
+            Some(_) => Ok(None),
+            None => made.and_then(|made| {
+                made.write_to(&mut sink.out)?;
+                sink.out.flush()?;
+                Ok(Some(made.len() as u64))
+            }),
+        };
+        // Written, or never to be: its revisits may go on either way.
+        lock(&shared.originals).written(&id);
+        shared.original_written.notify_all();
         match wrote {
-            Ok((len, id, date)) => {
-                // Pointed at only once it is in the file: a revisit is
-                // never written before its original.
-                let written = Original {
-                    id,
-                    uri: exchange.url.clone(),
-                    date,
-                    digest,
-                };
-                lock(&shared.originals).wrote(&exchange.url, status, whole, keep, written);
+            Ok(None) => continue,
+            Ok(Some(len)) => {
                 sink.written.exchanges += 1;
                 sink.unsynced += len;
                 if sink.unsynced >= SYNC_EVERY
@@ -520,6 +555,32 @@ mod tests {
         handoff.make_room();
         assert_eq!(woken(), 40);
         assert!(handoff.waiting.is_empty());
+    }
+
+    #[test]
+    fn the_same_payload_is_one_response_and_revisits_after_it_whatever_the_archivers() {
+        let dir = std::env::temp_dir().join(format!("archive-same-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.warc");
+        let file = File::create(&path).unwrap();
+        let archive = Archive::start_with(&path, file, &info(), Originals::default(), 4).unwrap();
+        let n = 200;
+        runtime::run_until_complete(async {
+            for i in 0..n {
+                let mut same = exchange(i);
+                same.body = b"the same page".to_vec();
+                archive.save(same).await;
+            }
+        })
+        .unwrap();
+        archive.finish().unwrap();
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        let _ = std::fs::remove_dir_all(&dir);
+        let first_response = text.find("WARC-Type: response\r\n").unwrap();
+        assert_eq!(text.matches("WARC-Type: response\r\n").count(), 1);
+        assert_eq!(text.matches("WARC-Type: revisit\r\n").count(), n - 1);
+        // Every revisit after the record it points at.
+        assert!(text.find("WARC-Type: revisit\r\n").unwrap() > first_response);
     }
 
     #[test]

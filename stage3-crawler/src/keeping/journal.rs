@@ -163,7 +163,6 @@ impl Replayed {
                 .all(|queued| over.contains(queued.url.as_str()))
     }
 
-    // ANCHOR: begin_recrawl
     /// Begins the next generation (`--recrawl`): what this one queued,
     /// skipped and set aside becomes what is known, to be fetched (or
     /// skipped, or set aside) again; its statistics, skips and robots.txt
@@ -208,7 +207,6 @@ impl Replayed {
         self.cut = 0;
         self.generation += 1;
     }
-    // ANCHOR_END: begin_recrawl
 
     /// Sets aside the statistics of responses the crawl's archive does not
     /// hold (`--warc`: its writer was behind when the crawl was killed, or
@@ -762,7 +760,7 @@ fn apply(
 /// A statistic as the journal keeps it: the report's fields, with the
 /// exception's kind beside its message.
 pub(crate) fn stat_json(stat: &FetchStatistic) -> Value {
-    json!({
+    let mut value = json!({
         "url": stat.url,
         "next_url": stat.next_url,
         "status": stat.status,
@@ -774,8 +772,12 @@ pub(crate) fn stat_json(stat: &FetchStatistic) -> Value {
         "num_new_urls": stat.num_new_urls,
         "wire_size": stat.wire_size,
         "protocol": stat.protocol,
-        "recrawl": stat.recrawl.map(Recrawled::as_str),
-    })
+    });
+    // Only a recrawl's statistics have it.
+    if let Some(recrawled) = stat.recrawl {
+        value["recrawl"] = recrawled.as_str().into();
+    }
+    value
 }
 
 pub(crate) fn stat_from_json(v: &Value) -> Option<FetchStatistic> {

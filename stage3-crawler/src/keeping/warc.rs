@@ -145,13 +145,15 @@ impl RecordWriter {
     /// response whole: what [`make`](Self::make) makes, written at once.
     pub fn exchange(&self, exchange: &Exchange, out: &mut dyn Write) -> io::Result<()> {
         let digest = sha1_digest(&exchange.body);
-        self.make(exchange, &digest, Kept::Whole)?.write_to(out)
+        self.make(exchange, &digest, &record_id(), Kept::Whole)?
+            .write_to(out)
     }
 
     // ANCHOR: exchange
-    /// Makes the `response` (or `revisit`, as `kept` says) and `request`
-    /// records of one exchange, whose payload has the digest
-    /// `payload_digest`, each naming the other as `WARC-Concurrent-To`,
+    /// Makes the `response` (or `revisit`, as `kept` says; its id
+    /// `response_id`) and `request` records of one exchange, whose payload
+    /// has the digest `payload_digest`, each naming the other as
+    /// `WARC-Concurrent-To`,
     /// side by side: the digests (and, for `.warc.gz`, the compression)
     /// done, and nothing written yet, so that an archiver does this work in
     /// parallel with the others and only the writing takes turns.
@@ -159,10 +161,10 @@ impl RecordWriter {
         &self,
         exchange: &'a Exchange,
         payload_digest: &str,
+        response_id: &str,
         kept: Kept<'_>,
     ) -> io::Result<Made<'a>> {
         let request_id = record_id();
-        let response_id = record_id();
         let date = warc_date(exchange.date);
         let common = |kind: &str, id: &str, other: &str| {
             let mut fields = vec![
@@ -187,14 +189,10 @@ impl RecordWriter {
             Kept::Whole => "response",
             Kept::NotModified(_) | Kept::IdenticalPayload(_) => "revisit",
         };
-        let mut response = common(kind, &response_id, &request_id);
+        let mut response = common(kind, response_id, &request_id);
         response.push(("Content-Type", "application/http;msgtype=response".into()));
         let head = response_head(&exchange.head, exchange.chunked, exchange.body.len());
-        let mut made = Made {
-            response_id: response_id.clone(),
-            date: date.clone(),
-            ..Made::default()
-        };
+        let mut made = Made::default();
         match kept {
             Kept::Whole => {
                 if exchange.truncated {
@@ -221,7 +219,7 @@ impl RecordWriter {
                 self.record(&response, vec![Cow::Owned(head)], digest, &mut made)?;
             }
         }
-        let mut request = common("request", &request_id, &response_id);
+        let mut request = common("request", &request_id, response_id);
         request.push(("Content-Type", "application/http;msgtype=request".into()));
         // The request has no body to digest: GET.
         let sent = Cow::Borrowed(exchange.request.as_slice());
@@ -283,10 +281,6 @@ impl RecordWriter {
 #[derive(Debug, Default)]
 pub struct Made<'a> {
     parts: Vec<Cow<'a, [u8]>>,
-    /// The `WARC-Record-ID` of the response (or revisit) record.
-    pub response_id: String,
-    /// The records' `WARC-Date`.
-    pub date: String,
 }
 
 impl Made<'_> {
@@ -467,7 +461,7 @@ fn base32(data: &[u8]) -> String {
 }
 
 /// A fresh `<urn:uuid:…>` (a random, version 4 UUID).
-fn record_id() -> String {
+pub fn record_id() -> String {
     let mut bytes = [0u8; 16];
     // The system's random source does not fail on Linux once it has
     // started; if it ever did, ids would still differ by the counter.

@@ -4,7 +4,7 @@
 //! them from the file ([`super::scan`]); the archivers add each response
 //! they write whole.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::keeping::warc::{Kept, Original, Parsed};
@@ -16,9 +16,14 @@ pub struct Originals {
     by_url: HashMap<String, Arc<Original>>,
     /// The first record holding each payload, by its digest.
     by_digest: HashMap<String, Arc<Original>>,
+    /// The ids of records an archiver has chosen as originals and not yet
+    /// written: a revisit pointing at one waits for it, so that no revisit
+    /// is ever in the file before its original.
+    pending: HashSet<String>,
 }
 
 /// How an exchange's response is to be kept, owning what it points at.
+#[derive(Clone)]
 pub enum Keep {
     /// Whole.
     Whole,
@@ -29,6 +34,14 @@ pub enum Keep {
 }
 
 impl Keep {
+    /// The id of the record a revisit points at.
+    pub fn refers_to(&self) -> Option<&str> {
+        match self {
+            Keep::Whole => None,
+            Keep::NotModified(original) | Keep::IdenticalPayload(original) => Some(&original.id),
+        }
+    }
+
     /// The same, as the record writer takes it.
     pub fn as_kept(&self) -> Kept<'_> {
         match self {
@@ -74,6 +87,34 @@ impl Originals {
     }
     // ANCHOR_END: keep
 
+    /// Notes what a record about to be written holds (see
+    /// [`wrote`](Self::wrote)); a new original is pending until
+    /// [`written`](Self::written) says it is in the file.
+    pub fn writing(
+        &mut self,
+        url: &str,
+        status: Option<u16>,
+        whole: bool,
+        keep: Keep,
+        record: Original,
+    ) {
+        if matches!(keep, Keep::Whole) && status == Some(200) && whole {
+            self.pending.insert(record.id.clone());
+        }
+        self.wrote(url, status, whole, keep, record);
+    }
+
+    /// The record `id` is in the file (or will never be: the archive
+    /// failed): revisits of it may be written.
+    pub fn written(&mut self, id: &str) {
+        self.pending.remove(id);
+    }
+
+    /// Whether the record `id` is chosen as an original and not written.
+    pub fn is_pending(&self, id: &str) -> bool {
+        self.pending.contains(id)
+    }
+
     /// Notes what a record written (or read back) holds: a whole `200 OK`
     /// is the original of its page, and of its payload if none was before;
     /// a revisit makes the record it points at its page's original.
@@ -83,11 +124,11 @@ impl Originals {
         status: Option<u16>,
         whole: bool,
         keep: Keep,
-        written: Original,
+        record: Original,
     ) {
         match keep {
             Keep::Whole if status == Some(200) && whole => {
-                let original = Arc::new(written);
+                let original = Arc::new(record);
                 if original.digest != EMPTY_DIGEST {
                     self.by_digest
                         .entry(original.digest.clone())
