@@ -361,19 +361,23 @@ impl Resume {
             let Ok(url) = Url::parse(&queued.url) else {
                 continue; // it parsed when it was queued
             };
-            // The trap guards count what was queued, done or not.
-            rules.counted(&url);
             if !local.mark_seen(&queued.url) {
-                continue; // done or skipped
+                // Done or skipped: the trap guards count what was queued.
+                rules.counted(&url);
+                continue;
             }
             // The journal is a file, and a file can be edited: the rules
             // hold for every URL the crawler fetches, whatever its source.
             // (A root is fetched whatever the host rules say, but it is
-            // http or https.)
+            // http or https.) Asked before the URL is counted, as a link's
+            // are: what was queued before it.
             let refused = match queued.from {
                 Some(_) => crawler.refusal(&url),
                 None => (!matches!(url.scheme(), "http" | "https")).then_some(SkipReason::Scheme),
             };
+            if refused.is_none() {
+                rules.counted(&url);
+            }
             if let Some(reason) = refused {
                 records.record_skip(Skipped {
                     url: url.to_string(),

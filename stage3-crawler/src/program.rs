@@ -27,6 +27,7 @@ use crate::crawling::{Crawler, Outcome};
 use crate::http::HearExchanges;
 use crate::keeping::archive::Archive;
 use crate::keeping::journal::{ANOTHER_CRAWL, Journal, Replayed};
+use crate::keeping::warc::Info;
 use crate::records::Records;
 use crate::report::reporting::{self, Reported, TextReport};
 use cli::{Args, Report, parse_root};
@@ -133,6 +134,7 @@ type State = (Option<(Rc<Journal>, Replayed)>, Option<Rc<Archive>>);
 /// cutting off a record torn by a crash, and fetches again what the
 /// journal has done but the archive lost.
 fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
+    let mut begun = None;
     let mut state = match &args.state {
         Some(dir) => {
             let identity = args.identity(roots);
@@ -144,19 +146,24 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
                     false => io::Error::other(message),
                 }
             })?;
-            if args.recrawl {
-                begin_recrawl(dir, &journal, &mut replayed)?;
+            if args.recrawl && begin_recrawl(dir, &mut replayed)? {
+                begun = Some(replayed.generation);
             }
             Some((Rc::new(journal), replayed))
         }
         None => None,
+    };
+    let generation = state.as_ref().map_or(0, |(_, r)| r.generation);
+    let info = |path| Info {
+        generation,
+        ..args.warc_info(path)
     };
     let resuming = state
         .as_ref()
         .is_some_and(|(_, replayed)| !replayed.is_empty());
     let archive = match &args.warc {
         Some(path) if resuming => {
-            let (archive, held) = Archive::reopen(path, &args.warc_info(path))?;
+            let (archive, held) = Archive::reopen(path, &info(path))?;
             if held.cut > 0 {
                 log::warn!(target: LOG,
                     "{}: cut off the last {} bytes, a record torn by a crash",
@@ -172,31 +179,36 @@ fn open_state(args: &Args, roots: &[Url]) -> io::Result<State> {
             }
             Some(Rc::new(archive))
         }
-        Some(path) => Some(Rc::new(Archive::create(path, &args.warc_info(path))?)),
+        Some(path) => Some(Rc::new(Archive::create(path, &info(path))?)),
         None => None,
     };
-    // A recrawl keeps a 304 as a revisit of the record holding the page:
-    // a page the archive does not hold whole is asked for whole.
+    // A recrawl keeps a 304 as a revisit of the record holding the page,
+    // so it asks with that record's validators; a page the archive does not
+    // hold whole is asked for whole.
     if let (Some((_, replayed)), Some(archive)) = (&mut state, &archive)
         && replayed.generation > 0
     {
-        let before = replayed.validators.len();
-        replayed.validators.retain(|url, _| archive.holds_page(url));
-        let whole = before - replayed.validators.len();
-        if whole > 0 {
-            log::info!(target: LOG,
-                "{whole} pages with validators are not whole in {}: asked for whole",
-                archive.path().display()
-            );
-        }
+        replayed.validators = replayed
+            .known
+            .iter()
+            .filter_map(|q| Some((q.url.clone(), archive.page_validators(&q.url)?)))
+            .collect();
+    }
+    // The new generation begins in the journal once everything it needs
+    // has opened.
+    if let (Some(generation), Some((journal, _)), Some(dir)) = (begun, &state, &args.state) {
+        journal
+            .begin_recrawl(generation)
+            .map_err(|e| io::Error::new(e.kind(), format!("--state {}: {e}", dir.display())))?;
     }
     Ok((state, archive))
 }
 
 // ANCHOR: begin_recrawl
-/// `--recrawl`: begins the next generation of the finished crawl in the
-/// journal, or goes on with a recrawl that was stopped before its end.
-fn begin_recrawl(dir: &Path, journal: &Journal, replayed: &mut Replayed) -> io::Result<()> {
+/// `--recrawl`: whether a new generation of the finished crawl in the
+/// journal begins (`replayed` is then that generation's, and the journal
+/// is yet to say so), or a recrawl stopped before its end goes on.
+fn begin_recrawl(dir: &Path, replayed: &mut Replayed) -> io::Result<bool> {
     let dir = dir.display();
     if replayed.is_empty() {
         return Err(usage(format!(
@@ -212,13 +224,10 @@ fn begin_recrawl(dir: &Path, journal: &Journal, replayed: &mut Replayed) -> io::
             )));
         }
         log::info!(target: LOG, "recrawl {} was stopped before its end: resuming it", replayed.generation);
-        return Ok(());
+        return Ok(false);
     }
-    journal
-        .begin_recrawl(replayed.generation + 1)
-        .map_err(|e| io::Error::new(e.kind(), format!("--state {dir}: {e}")))?;
     replayed.begin_recrawl();
-    Ok(())
+    Ok(true)
 }
 // ANCHOR_END: begin_recrawl
 

@@ -243,7 +243,8 @@ import sys
 from warcio.archiveiterator import ArchiveIterator
 with open(sys.argv[1], 'rb') as f:
     for r in ArchiveIterator(f):
-        if r.rec_type == 'response':
+        # A page whose bytes the archive holds already is a revisit.
+        if r.rec_type in ('response', 'revisit'):
             body = r.content_stream().read()
             print(r.rec_headers.get_header('WARC-Protocol'),
                   r.http_headers.get_statuscode(),

@@ -319,7 +319,7 @@ fn the_demo_site_on_two_loops_is_the_demo_site_on_one() {
     assert_eq!(one_summary["done"], 138);
 }
 
-/// The `WARC-Target-URI` of each response record in the archive at
+/// The `WARC-Target-URI` of each response (or revisit) record in the archive at
 /// `path`, the port made `PORT`, sorted; and how many there were.
 fn archived(path: &std::path::Path, addr: SocketAddr) -> (Vec<String>, usize) {
     let text = String::from_utf8_lossy(&std::fs::read(path).unwrap())
@@ -329,7 +329,7 @@ fn archived(path: &std::path::Path, addr: SocketAddr) -> (Vec<String>, usize) {
     for line in text.lines() {
         if line == "WARC/1.1" {
             response = false;
-        } else if line == "WARC-Type: response" {
+        } else if line == "WARC-Type: response" || line == "WARC-Type: revisit" {
             response = true;
         } else if let Some(uri) = line.strip_prefix("WARC-Target-URI: ")
             && response

@@ -287,3 +287,99 @@ fn a_recrawl_killed_halfway_goes_on_where_it_was() {
         assert_eq!(payloads[url], common::body(&site, path), "{url}");
     }
 }
+
+#[test]
+fn a_compressed_site_recrawled_is_not_modified() {
+    // Polite mode compresses, and a 304 names the page's coding.
+    let site = DemoSite::start(SiteConfig {
+        validators: true,
+        polite: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let scratch = Scratch::new("compressed");
+    let (state, warc) = (scratch.0.join("state"), scratch.0.join("crawl.warc"));
+    let first = crawl(&site, &state, &warc, &[]);
+    let again = crawl(&site, &state, &warc, &["--recrawl"]);
+    let missing: Vec<&String> = first.keys().filter(|u| !again.contains_key(*u)).collect();
+    let extra: Vec<&String> = again.keys().filter(|u| !first.contains_key(*u)).collect();
+    assert_eq!((&missing, &extra), (&vec![], &vec![]));
+    for (url, record) in &again {
+        // Every page answered 200 is 304 now, none failing to decode (the
+        // compression bomb, refused last time, is not sent again at all).
+        assert!(record["exception"].is_null(), "{url}: {record}");
+        if first[url]["status"] == 200 {
+            assert_eq!(record["status"], 304, "{url}");
+        }
+        assert_eq!(record["recrawl"], "not-modified", "{url}");
+    }
+}
+
+/// The site's pages as the archive replays them, for every URL of `crawl`
+/// the site answered 200 (or 304) to.
+fn assert_replays_as_served(site: &DemoSite, warc: &Path, crawl: &BTreeMap<String, Value>) {
+    let payloads = common::replayed_payloads(warc);
+    for (url, record) in crawl {
+        if record["status"] == 200 || record["status"] == 304 {
+            let path = &url[site.base_url().len()..];
+            assert_eq!(payloads[url], common::body(site, path), "{url}");
+        }
+    }
+}
+
+#[test]
+fn a_recrawl_without_the_archive_leaves_it_no_stale_pages() {
+    let site = DemoSite::start(SiteConfig {
+        validators: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let scratch = Scratch::new("without");
+    let (state, warc) = (scratch.0.join("state"), scratch.0.join("crawl.warc"));
+    let other = scratch.0.join("elsewhere.warc");
+    crawl(&site, &state, &warc, &[]);
+    site.revise_pages(10);
+    // The recrawl that saw the changes archived them elsewhere; the next
+    // one, into the first archive, must not take the journal's new tags for
+    // the archive's old pages.
+    crawl(&site, &state, &other, &["--recrawl"]);
+    let third = crawl(&site, &state, &warc, &["--recrawl"]);
+    for (url, record) in &third {
+        if is_revised(&site, url) {
+            assert_eq!(record["recrawl"], "changed", "{url}");
+        }
+    }
+    assert_replays_as_served(&site, &warc, &third);
+}
+
+#[test]
+fn a_recrawl_whose_archive_was_behind_fetches_again_what_it_lost() {
+    let site = DemoSite::start(SiteConfig {
+        validators: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let scratch = Scratch::new("behind");
+    let (state, warc) = (scratch.0.join("state"), scratch.0.join("crawl.warc"));
+    crawl(&site, &state, &warc, &[]);
+    let archived = std::fs::metadata(&warc).unwrap().len();
+    site.revise_pages(10);
+    crawl(&site, &state, &warc, &["--recrawl"]);
+    // As if killed with the archivers behind: the journal has the recrawl
+    // done but its last line torn, and the archive has none of its records.
+    let file = std::fs::OpenOptions::new().write(true).open(&warc).unwrap();
+    file.set_len(archived).unwrap();
+    let journal = state.join("journal");
+    let mut text = std::fs::read(&journal).unwrap();
+    text.truncate(text.len() - 10);
+    std::fs::write(&journal, text).unwrap();
+    // The same command again fetches the lost pages whole, and archives
+    // them: replayed, the archive has every page as served now.
+    let resumed = crawl(&site, &state, &warc, &["--recrawl"]);
+    let changed = resumed
+        .iter()
+        .filter(|(_, r)| r["recrawl"] == "changed")
+        .count();
+    assert_eq!(changed, 11);
+    assert_replays_as_served(&site, &warc, &resumed);
+}

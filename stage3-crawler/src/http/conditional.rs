@@ -51,6 +51,22 @@ impl Validators {
         Validators::new(response.header("etag"), response.header("last-modified"))
     }
 
+    /// The validators in a response head as received (`HTTP/1.1 200 OK`,
+    /// then header lines), whatever its status: what an archived response
+    /// record says of its page.
+    pub fn in_head(head: &[u8]) -> Option<Validators> {
+        let text = String::from_utf8_lossy(head);
+        let field = |name: &str| {
+            text.lines().skip(1).find_map(|line| {
+                let (n, v) = line.split_once(':')?;
+                n.trim()
+                    .eq_ignore_ascii_case(name)
+                    .then(|| v.trim().to_string())
+            })
+        };
+        Validators::new(field("etag").as_deref(), field("last-modified").as_deref())
+    }
+
     /// The header fields that send them back, named as HTTP/2 writes them
     /// (lower case); HTTP/1.1's names are the same, whatever their case.
     pub fn fields(&self) -> impl Iterator<Item = (&'static str, &str)> {
@@ -112,6 +128,20 @@ mod tests {
                 ("if-modified-since", "Sat, 01 Jan 2022 00:00:00 GMT")
             ]
         );
+    }
+
+    #[test]
+    fn a_head_as_received_has_its_validators() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nETag: \"v1\"\r\n\
+                     last-modified: Sat, 01 Jan 2022 00:00:00 GMT\r\n\r\n";
+        assert_eq!(
+            Validators::in_head(head),
+            Some(Validators {
+                etag: Some("\"v1\"".into()),
+                last_modified: Some("Sat, 01 Jan 2022 00:00:00 GMT".into()),
+            })
+        );
+        assert_eq!(Validators::in_head(b"HTTP/1.1 200 OK\r\n\r\n"), None);
     }
 
     #[test]

@@ -795,6 +795,13 @@ fn as_exchange(url: &Url, sent: SystemTime, request: Vec<u8>, response: &mut Res
 /// `max_body` at every step: stacking codings builds no bigger bomb.
 /// With [`Cap::Cut`], what decodes within `max_body` is kept instead.
 fn decoded(mut response: Response, max_body: u64, cap: Cap) -> Result<Response, FetchError> {
+    // A 204 or a 304 has no content (RFC 9110 section 6.4.1): the
+    // Content-Encoding a 304 may carry names the page's, not an empty
+    // body's, which no decoder would take.
+    if matches!(response.status, 204 | 304) {
+        response.transfer_codings.clear();
+        return Ok(response);
+    }
     let content = decode::codings(response.headers_named("content-encoding"));
     let transfer = std::mem::take(&mut response.transfer_codings);
     let body = std::mem::take(&mut response.body);

@@ -162,6 +162,7 @@ impl Archive {
     /// begins with a new `warcinfo` record for this run, and what the file
     /// already held.
     pub fn reopen(path: &Path, info: &Info) -> io::Result<(Archive, Reopened)> {
+        // (`Reopened::responses` counts the records of `info.generation`.)
         let named = |e: io::Error| {
             io::Error::new(
                 e.kind(),
@@ -175,7 +176,7 @@ impl Archive {
             opened => opened.map_err(named)?,
         };
         let gzip = is_gzip(path);
-        let mut held = scan(&file, gzip).map_err(named)?;
+        let mut held = scan(&file, gzip, info.generation).map_err(named)?;
         file.set_len(held.good).map_err(named)?;
         file.seek(SeekFrom::End(0)).map_err(named)?;
         let originals = std::mem::take(&mut held.originals);
@@ -345,10 +346,10 @@ impl Archive {
         &self.path
     }
 
-    /// Whether the archive holds `url`'s page whole (see
-    /// [`Originals::holds_page`]).
-    pub fn holds_page(&self, url: &str) -> bool {
-        lock(&self.shared.originals).holds_page(url)
+    /// The validators of the record holding `url`'s page whole (see
+    /// [`Originals::page_validators`]).
+    pub fn page_validators(&self, url: &str) -> Option<crate::http::Validators> {
+        lock(&self.shared.originals).page_validators(url).cloned()
     }
 }
 
@@ -407,6 +408,7 @@ fn archiver(shared: &Arc<Shared>, records: &RecordWriter) {
                 uri: exchange.url.clone(),
                 date: warc_date(exchange.date),
                 digest: digest.clone(),
+                validators: crate::http::Validators::in_head(&exchange.head),
             };
             let mut originals = lock(&shared.originals);
             let keep = originals.keep(&exchange.url, status, &digest, whole);
@@ -495,6 +497,7 @@ mod tests {
             command_line: "t".into(),
             robots: "obey",
             user_agent: "t".into(),
+            generation: 0,
         }
     }
 

@@ -124,9 +124,13 @@ pub struct Replayed {
     /// In a recrawl with `--max-depth`, the URLs an earlier generation set
     /// aside as too deep: aside again, unless a shorter path turns up.
     pub known_aside: Vec<Aside>,
-    /// The validators of every page any generation fetched with a
-    /// `200 OK` that had them, the latest of each.
+    /// The validators of every page an earlier generation fetched with a
+    /// `200 OK` that had them, the latest of each: what a recrawl sends.
     pub validators: HashMap<String, Validators>,
+    /// Those heard in this generation: the next recrawl's. (A page
+    /// fetched again after a crash has this generation's own, which must
+    /// not be sent in this generation: its record may be lost.)
+    pub fresh_validators: HashMap<String, Validators>,
     /// In a recrawl, what each URL an earlier generation fetched was
     /// answered last: its status and where it redirected.
     pub answered: HashMap<String, Answer>,
@@ -203,6 +207,7 @@ impl Replayed {
         for stat in self.done.drain(..) {
             self.answered.insert(stat.url, (stat.status, stat.next_url));
         }
+        self.validators.extend(self.fresh_validators.drain());
         self.robots.clear();
         self.cut = 0;
         self.generation += 1;
@@ -699,7 +704,7 @@ fn apply(
         if let Some(validators) =
             Validators::new(fact["etag"].as_str(), fact["last_modified"].as_str())
         {
-            replayed.validators.insert(text(url)?, validators);
+            replayed.fresh_validators.insert(text(url)?, validators);
         }
     } else if let Some(generation) = fact.get("recrawl") {
         let generation = u32::try_from(generation.as_u64()?).ok()?;

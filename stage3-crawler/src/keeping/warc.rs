@@ -48,6 +48,9 @@ pub struct Info {
     pub robots: &'static str,
     /// The User-Agent the crawler sends.
     pub user_agent: String,
+    /// The crawl's generation (`--recrawl`): 0 for its first crawl, and
+    /// then not written.
+    pub generation: u32,
 }
 
 /// A record that holds a payload whole: what a `revisit` record points at.
@@ -61,6 +64,9 @@ pub struct Original {
     pub date: String,
     /// Its `WARC-Payload-Digest`.
     pub digest: String,
+    /// The validators in its HTTP head: what a recrawl sends, so that a
+    /// `304` vouches for exactly this record.
+    pub validators: Option<crate::http::Validators>,
 }
 
 // ANCHOR: kept
@@ -83,6 +89,9 @@ pub const SERVER_NOT_MODIFIED: &str = "http://netpreserve.org/warc/1.1/revisit/s
 /// The profile of a revisit whose payload's digest matched a record's.
 pub const IDENTICAL_PAYLOAD_DIGEST: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// The `warcinfo` field that names a recrawl's generation.
+pub const GENERATION_FIELD: &str = "recrawl-generation";
 
 /// The gzip level of a `.warc.gz` (see [`RecordWriter::new`]).
 pub const GZIP_LEVEL: u32 = 6;
@@ -123,6 +132,11 @@ impl RecordWriter {
             ("command-line", &info.command_line),
         ] {
             let _ = write!(fields, "{name}: {}\r\n", one_line(value));
+        }
+        // Which run of a crawl the records after this one belong to: a
+        // recrawl that resumes counts only its own (see `scan`).
+        if info.generation > 0 {
+            let _ = write!(fields, "{GENERATION_FIELD}: {}\r\n", info.generation);
         }
         let mut made = Made::default();
         self.record(
@@ -321,6 +335,11 @@ pub struct Parsed {
     /// For a response, the HTTP status its block begins with (read by the
     /// scan, not from the head).
     pub status: Option<u16>,
+    /// For a response, the validators in its HTTP head (read by the scan).
+    pub validators: Option<crate::http::Validators>,
+    /// For a `warcinfo`, the generation its fields name (read by the
+    /// scan); 0 when they name none.
+    pub generation: u32,
 }
 
 /// The value of the head field `name` (the first, compared
@@ -361,6 +380,8 @@ pub fn parse_head(head: &[u8]) -> Option<Parsed> {
         truncated: field(head, "WARC-Truncated").is_some(),
         refers_to,
         status: None,
+        validators: None,
+        generation: 0,
     })
 }
 
@@ -587,6 +608,7 @@ mod tests {
             command_line: "stage3-crawler --warc crawl.warc\nx".into(),
             robots: "obey",
             user_agent: "stage3-crawler/0.1.0".into(),
+            generation: 0,
         };
         let records = RecordWriter::new(false);
         let mut all = Vec::new();
@@ -637,6 +659,7 @@ mod tests {
             command_line: String::new(),
             robots: "ignore",
             user_agent: String::new(),
+            generation: 2,
         };
         let records = RecordWriter::new(true);
         let (mut warcinfo, mut pair) = (Vec::new(), Vec::new());

@@ -538,6 +538,7 @@ impl Args {
                 .join(" "),
             robots: if self.ignore_robots { "ignore" } else { "obey" },
             user_agent: self.user_agent.clone(),
+            generation: 0,
         }
     }
 

@@ -60,11 +60,12 @@ pub fn status_of(head: &[u8]) -> Option<u16> {
 }
 
 impl Originals {
-    /// Whether the archive holds `url`'s page whole: only then may a
-    /// recrawl ask for it with validators, since a `304` is then kept as a
-    /// revisit of that record.
-    pub fn holds_page(&self, url: &str) -> bool {
-        self.by_url.contains_key(url)
+    /// The validators of the record that holds `url`'s page whole, if
+    /// there is one: a recrawl asks with these, and no others, so that a
+    /// `304` says this very record is still the page, and is kept as a
+    /// revisit of it.
+    pub fn page_validators(&self, url: &str) -> Option<&crate::http::Validators> {
+        self.by_url.get(url)?.validators.as_ref()
     }
 
     // ANCHOR: keep
@@ -159,6 +160,7 @@ impl Originals {
                     uri: url.clone(),
                     date: date.clone(),
                     digest: digest.clone(),
+                    validators: record.validators.clone(),
                 };
                 self.wrote(url, record.status, !record.truncated, Keep::Whole, written);
             }
@@ -166,9 +168,8 @@ impl Originals {
                 let Some((id, uri, date)) = &record.refers_to else {
                     return;
                 };
-                let digest = self
-                    .by_url
-                    .get(uri.as_str())
+                let pointed = self.by_url.get(uri.as_str()).filter(|o| o.id == *id);
+                let digest = pointed
                     .map(|o| o.digest.clone())
                     .or_else(|| record.payload_digest.clone())
                     .unwrap_or_default();
@@ -177,6 +178,9 @@ impl Originals {
                     uri: uri.clone(),
                     date: date.clone(),
                     digest,
+                    // A revisit vouches for the record it points at, whose
+                    // head had these; unknown, none is sent.
+                    validators: pointed.and_then(|o| o.validators.clone()),
                 });
                 self.by_url.insert(url.clone(), original);
             }
@@ -199,6 +203,7 @@ mod tests {
             uri: url.into(),
             date: "2026-11-28T00:00:00Z".into(),
             digest: digest.into(),
+            validators: None,
         }
     }
 
@@ -227,7 +232,7 @@ mod tests {
             Keep::Whole
         ));
         originals.wrote("u", Some(200), true, Keep::Whole, original("<1>", "u", "d"));
-        assert!(originals.holds_page("u"));
+        assert!(originals.by_url.contains_key("u"));
         let Keep::NotModified(o) = originals.keep("u", Some(304), "x", true) else {
             panic!("not a revisit");
         };
@@ -280,6 +285,6 @@ mod tests {
         ));
         // A 404 written whole is no page's original.
         originals.wrote("w", Some(404), true, Keep::Whole, original("<3>", "w", "e"));
-        assert!(!originals.holds_page("w"));
+        assert!(!originals.by_url.contains_key("w"));
     }
 }

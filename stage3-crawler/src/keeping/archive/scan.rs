@@ -1,5 +1,6 @@
 //! Reopening an archive after a crash: what it holds, read record by record, and where its last whole record ends.
 
+use super::originals::status_of;
 use super::*;
 
 /// What an archive held when a crawl resumed.
@@ -10,8 +11,8 @@ pub struct Reopened {
     pub good: u64,
     /// Bytes of a torn last record, cut off.
     pub cut: u64,
-    /// The target URI of every complete `response` or `revisit` record:
-    /// the exchanges it keeps.
+    /// The target URI of every complete `response` or `revisit` record of
+    /// this generation of the crawl (`--recrawl`): the exchanges it kept.
     pub responses: HashSet<String>,
     /// What its records hold whole, for revisits to point at.
     pub originals: Originals,
@@ -32,19 +33,28 @@ pub(super) fn is_gzip(path: &Path) -> bool {
 /// starts somewhere after it, cutting would throw good records away, so
 /// the file is refused (with nothing whole after it, it is a tail of
 /// garbage, such as the zeros a power cut can leave, and is cut off).
-pub(super) fn scan(file: &File, gzip: bool) -> io::Result<Reopened> {
+pub(super) fn scan(file: &File, gzip: bool, generation: u32) -> io::Result<Reopened> {
     let len = file.metadata()?.len();
     let mut reader = BufReader::new(ReadAt { file, pos: 0 });
     let at = |r: &BufReader<ReadAt<'_>>| r.get_ref().pos - r.buffer().len() as u64;
     let mut held = Reopened::default();
+    // The generation of the run that wrote the records being read: each
+    // run begins with a `warcinfo` that names it.
+    let mut writing = 0;
     while at(&reader) < len {
         let Some(record) = next_record(&mut reader, gzip)? else {
             break;
         };
         held.good = at(&reader);
-        if matches!(record.kind.as_str(), "response" | "revisit") {
-            held.originals.read_back(&record);
-            held.responses.extend(record.target_uri);
+        match record.kind.as_str() {
+            "warcinfo" => writing = record.generation,
+            "response" | "revisit" => {
+                held.originals.read_back(&record);
+                if writing == generation {
+                    held.responses.extend(record.target_uri);
+                }
+            }
+            _ => {}
         }
     }
     held.cut = len - held.good;
@@ -117,12 +127,17 @@ pub(super) fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Parsed
     let Some(mut record) = crate::keeping::warc::parse_head(&head) else {
         return Ok(None);
     };
-    // A response's block begins with its status line.
+    // A response's block begins with its HTTP head: its status and
+    // validators, for revisits. A warcinfo's fields may name the crawl's
+    // generation.
     let mut start = Vec::new();
     if record.kind == "response" {
-        let first = reader.by_ref().take(record.length.min(64));
-        first.take(64).read_to_end(&mut start)?;
+        read_head(reader, record.length, &mut start)?;
         record.status = status_of(&start);
+        record.validators = crate::http::Validators::in_head(&start);
+    } else if record.kind == "warcinfo" {
+        read_head(reader, record.length, &mut start)?;
+        record.generation = generation_in(&start);
     }
     let rest = record.length - start.len() as u64;
     let block = start.len() as u64 + io::copy(&mut reader.by_ref().take(rest), &mut io::sink())?;
@@ -135,6 +150,35 @@ pub(super) fn read_record(reader: &mut impl BufRead) -> io::Result<Option<Parsed
     }
 }
 // ANCHOR_END: scan
+
+/// The longest HTTP head (or warcinfo) read from a block; the response
+/// heads the client takes are at most 64 KiB.
+const MAX_BLOCK_HEAD: u64 = 64 * 1024;
+
+/// Reads the start of a block of `length` bytes into `start`, to the end
+/// of its head (a blank line) or [`MAX_BLOCK_HEAD`], whichever is first.
+fn read_head(reader: &mut impl BufRead, length: u64, start: &mut Vec<u8>) -> io::Result<()> {
+    let mut limited = reader.by_ref().take(length.min(MAX_BLOCK_HEAD));
+    loop {
+        let n = limited.read_until(b'\n', start)?;
+        if n == 0 || start.ends_with(b"\r\n\r\n") || start.ends_with(b"\n\n") {
+            return Ok(());
+        }
+    }
+}
+
+/// The generation a warcinfo's fields name; 0 if none.
+fn generation_in(fields: &[u8]) -> u32 {
+    String::from_utf8_lossy(fields)
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            (name.trim() == crate::keeping::warc::GENERATION_FIELD)
+                .then(|| value.trim().parse().ok())
+                .flatten()
+        })
+        .unwrap_or(0)
+}
 
 /// The longest record head we read back; ours are a few hundred bytes.
 pub(super) const MAX_HEAD: u64 = 1 << 20;
