@@ -60,10 +60,15 @@ fn site(robots: Vec<u8>) -> (SocketAddr, StaticSite) {
 /// Crawls the site and checks that `/secret/a` was obeyed away, from the
 /// first 500 KiB of the file.
 fn obeyed(robots: Vec<u8>) {
+    obeyed_under(robots, 10 * 1024 * 1024);
+}
+
+/// [`obeyed`], with `--max-body` at `max_body`.
+fn obeyed_under(robots: Vec<u8>, max_body: u64) {
     let (addr, seen) = site(robots);
     let root = format!("http://{addr}/");
     let mut capped = config();
-    capped.client.max_body = 10 * 1024 * 1024;
+    capped.client.max_body = max_body;
     let c = crawl(std::slice::from_ref(&root), capped);
     let skipped: Vec<(&str, SkipReason)> = c.skipped.iter().map(|s| (&*s.url, s.reason)).collect();
     let secret = format!("http://{addr}/secret/a");
@@ -104,6 +109,26 @@ fn a_12_mb_robots_txt_is_obeyed_from_its_first_500_kib() {
         ),
         &body,
     ));
+}
+
+#[test]
+fn a_max_body_below_500_kib_still_reads_the_first_500_kib() {
+    // --max-body fails a page past it; a robots.txt is cut there, but
+    // never before the 500 KiB RFC 9309 asks a crawler to obey: the one
+    // rule here comes after 200 KiB of comments.
+    let filler = robots_txt(12 * 1024 * 1024);
+    let mut body = b"# comments first\n".repeat(200 * 1024 / 17);
+    body.extend_from_slice(&filler);
+    obeyed_under(
+        response(
+            &format!(
+                "Content-Type: text/plain\r\nContent-Length: {}\r\n",
+                body.len()
+            ),
+            &body,
+        ),
+        100 * 1024,
+    );
 }
 
 #[test]

@@ -25,6 +25,21 @@ pub enum Cap {
     Cut,
 }
 
+/// The least a cut body keeps, whatever `--max-body` says: RFC 9309
+/// (2.5) asks a crawler to obey at least the first 500 KiB of a
+/// robots.txt.
+pub const CUT_AT_LEAST: u64 = 500 * 1024;
+
+impl Cap {
+    /// The most of a body read, and decoded, under `max_body`.
+    pub fn limit(self, max_body: u64) -> u64 {
+        match self {
+            Cap::Fail => max_body,
+            Cap::Cut => max_body.max(CUT_AT_LEAST),
+        }
+    }
+}
+
 /// What the client sends in `Accept-Encoding`.
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 

@@ -256,7 +256,7 @@ impl Client {
                 .exchange(as_exchange(url, sent, request, &mut response))
                 .await;
         }
-        decoded(response, self.config.max_body, cap)
+        decoded(response, cap.limit(self.config.max_body), cap)
     }
 
     /// [`get`](Self::get), trying again on a network error, up to
@@ -368,7 +368,7 @@ impl Client {
                 cookie: cookie.as_deref(),
                 validators: validators.as_ref(),
                 read_timeout: self.config.read_timeout,
-                max_body: self.config.max_body,
+                max_body: cap.limit(self.config.max_body),
                 cap,
                 keep_head: self.listener.borrow().is_some(),
             };
@@ -497,7 +497,7 @@ impl Client {
                 response::read_response(
                     &mut conn,
                     self.config.read_timeout,
-                    self.config.max_body,
+                    cap.limit(self.config.max_body),
                     keep_raw,
                     cap,
                 )

@@ -38,9 +38,9 @@ pub async fn fetch_robots(
     let origin = robots_url.origin().ascii_serialization();
     let mut url = robots_url;
     for _ in 0..=MAX_ROBOTS_REDIRECTS {
-        // A file over --max-body is cut there, not refused: its first
-        // 500 KiB must be obeyed however long it is (RFC 9309 2.5), so a
-        // bigger robots.txt never means fewer rules.
+        // A file over --max-body is cut there, not refused, and never
+        // before its first 500 KiB, which must be obeyed however long it
+        // is (RFC 9309 2.5): a bigger robots.txt never means fewer rules.
         let response = match client.get_retrying(&url, max_tries, Cap::Cut).await {
             Ok(response) => response,
             Err(error) => {
@@ -85,7 +85,10 @@ fn parsed(response: &Response, token: &str, origin: &str) -> RobotsFetch {
         n => format!("{n} rules"),
     };
     if response.truncated || response.body.len() > MAX_ROBOTS_BYTES {
-        verdict.push_str(", from the first 500 KiB of a longer file");
+        verdict.push_str(&format!(
+            ", from the first {} KiB of a longer file",
+            body.len() / 1024
+        ));
     }
     RobotsFetch::Known(
         robots,
