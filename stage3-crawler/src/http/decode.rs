@@ -20,23 +20,26 @@ pub enum Cap {
     /// The URL fails: a page cut short is not the page.
     Fail,
     /// The body is cut at the limit and marked truncated: for a file of
-    /// which the first part is worth reading alone (robots.txt, whose
-    /// first 500 KiB must be obeyed however long it is: RFC 9309 2.5).
+    /// which the first part is worth reading alone.
     Cut,
+    /// [`Cut`](Cap::Cut), but never before this many bytes, whatever
+    /// `--max-body` says: a robots.txt, whose first 500 KiB must be obeyed
+    /// however long it is (RFC 9309 2.5).
+    CutNoSooner(u64),
 }
-
-/// The least a cut body keeps, whatever `--max-body` says: RFC 9309
-/// (2.5) asks a crawler to obey at least the first 500 KiB of a
-/// robots.txt.
-pub const CUT_AT_LEAST: u64 = 500 * 1024;
 
 impl Cap {
     /// The most of a body read, and decoded, under `max_body`.
     pub fn limit(self, max_body: u64) -> u64 {
         match self {
-            Cap::Fail => max_body,
-            Cap::Cut => max_body.max(CUT_AT_LEAST),
+            Cap::Fail | Cap::Cut => max_body,
+            Cap::CutNoSooner(at_least) => max_body.max(at_least),
         }
+    }
+
+    /// Whether a body over the limit is cut, not failed.
+    pub fn cuts(self) -> bool {
+        !matches!(self, Cap::Fail)
     }
 }
 
@@ -139,7 +142,7 @@ pub fn undo(
     max: u64,
     cap: Cap,
 ) -> Result<Vec<u8>, DecodeError> {
-    let prefix = cap == Cap::Cut;
+    let prefix = cap.cuts();
     let mut body = body;
     for coding in codings.iter().rev() {
         body = decode_one(layer, coding, &body, max, prefix)?;

@@ -204,7 +204,7 @@ pub(crate) async fn read_response(
     response.body = match (body, cap) {
         (Body::Whole(body), _) => body,
         (Body::Over(_), Cap::Fail) => return Err(too_large(&response)),
-        (Body::Over(body), Cap::Cut) => {
+        (Body::Over(body), Cap::Cut | Cap::CutNoSooner(_)) => {
             response.truncated = true;
             body
         }

@@ -41,7 +41,8 @@ pub async fn fetch_robots(
         // A file over --max-body is cut there, not refused, and never
         // before its first 500 KiB, which must be obeyed however long it
         // is (RFC 9309 2.5): a bigger robots.txt never means fewer rules.
-        let response = match client.get_retrying(&url, max_tries, Cap::Cut).await {
+        let cap = Cap::CutNoSooner(MAX_ROBOTS_BYTES as u64);
+        let response = match client.get_retrying(&url, max_tries, cap).await {
             Ok(response) => response,
             Err(error) => {
                 let exception = error.to_exception();

@@ -96,7 +96,7 @@ pub(crate) async fn get(
                     content_type: response.header("content-type").map(str::to_string),
                 }));
             }
-            Cap::Cut => response.truncated = true,
+            Cap::Cut | Cap::CutNoSooner(_) => response.truncated = true,
         }
     } else {
         check_length(&response).map_err(failed)?;
