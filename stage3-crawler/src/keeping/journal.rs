@@ -210,7 +210,7 @@ impl Replayed {
         self.validators.extend(self.fresh_validators.drain());
         self.robots.clear();
         self.cut = 0;
-        self.generation += 1;
+        self.generation = self.generation.saturating_add(1);
     }
 
     /// Sets aside the statistics of responses the crawl's archive does not
@@ -708,7 +708,9 @@ fn apply(
         }
     } else if let Some(generation) = fact.get("recrawl") {
         let generation = u32::try_from(generation.as_u64()?).ok()?;
-        if generation != replayed.generation + 1 {
+        // Each generation's line names the next number; anything else (a
+        // line edited in, or a count past u32) is not this journal's.
+        if replayed.generation.checked_add(1) != Some(generation) {
             return None;
         }
         replayed.begin_recrawl();
