@@ -373,10 +373,13 @@ impl Drop for Archive {
 
 // ANCHOR: archiver
 /// An archiver thread: take an exchange (waking a worker waiting for
-/// room), make its records (the digests, the compression) without holding
-/// any lock, then take the file and write them whole, flushed before the
-/// next exchange's begin, so a crash tears at most the exchange being
-/// written. Returns once the queue is closed and empty.
+/// room), decide whether its response is kept whole or as a revisit (a
+/// moment under the originals' lock), make its records (the digests, the
+/// compression) without holding any lock, wait if it is a revisit whose
+/// original another archiver has not yet written, then take the file and
+/// write them whole, flushed before the next exchange's begin, so a crash
+/// tears at most the exchange being written. Returns once the queue is
+/// closed and empty.
 fn archiver(shared: &Arc<Shared>, records: &RecordWriter) {
     loop {
         let exchange = {

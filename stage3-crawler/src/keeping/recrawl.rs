@@ -54,15 +54,18 @@ impl Recrawl {
         }
     }
 
-    /// What became of `url`, answered `now`.
-    fn label(&self, url: &Url, now: &Answer) -> Recrawled {
+    /// What became of `url`, answered `status`, redirecting to `next_url`.
+    fn label(&self, url: &Url, status: Option<u16>, next_url: Option<&str>) -> Recrawled {
         if !self.known.contains(url.as_str()) {
             return Recrawled::New;
         }
-        let same_non_page = match now {
-            (Some(304), _) => return Recrawled::NotModified,
-            (Some(200) | None, _) => false,
-            _ => self.answered.get(url.as_str()) == Some(now),
+        let same_non_page = match status {
+            Some(304) => return Recrawled::NotModified,
+            Some(200) | None => false,
+            _ => self
+                .answered
+                .get(url.as_str())
+                .is_some_and(|(was, led)| *was == status && led.as_deref() == next_url),
         };
         match same_non_page {
             true => Recrawled::NotModified,
@@ -73,9 +76,9 @@ impl Recrawl {
 
 impl WorkQueue for Recrawl {
     fn task_done(&self, work: Work, mut found: Found) -> Pending<'_, ()> {
-        let now = (found.stat.status, found.stat.next_url.take());
-        found.stat.recrawl = Some(self.label(&work.url, &now));
-        found.stat.next_url = now.1;
+        let stat = &found.stat;
+        let label = self.label(&work.url, stat.status, stat.next_url.as_deref());
+        found.stat.recrawl = Some(label);
         self.inner.task_done(work, found)
     }
     // ANCHOR_END: recrawl
@@ -163,24 +166,20 @@ mod tests {
             }
         }
         let recrawl = Recrawl::new(Rc::new(Nothing), known, answered);
+        let label =
+            |url: &Url, (status, next): &Answer| recrawl.label(url, *status, next.as_deref());
         let url = |path: &str| Url::parse(&format!("http://h/{path}")).unwrap();
         let status = |s: u16| (Some(s), None);
-        assert_eq!(
-            recrawl.label(&url("a"), &status(304)),
-            Recrawled::NotModified
-        );
-        assert_eq!(recrawl.label(&url("a"), &status(200)), Recrawled::Changed);
-        assert_eq!(recrawl.label(&url("a"), &(None, None)), Recrawled::Changed);
-        assert_eq!(recrawl.label(&url("b"), &status(200)), Recrawled::New);
-        assert_eq!(recrawl.label(&url("b"), &status(304)), Recrawled::New);
+        assert_eq!(label(&url("a"), &status(304)), Recrawled::NotModified);
+        assert_eq!(label(&url("a"), &status(200)), Recrawled::Changed);
+        assert_eq!(label(&url("a"), &(None, None)), Recrawled::Changed);
+        assert_eq!(label(&url("b"), &status(200)), Recrawled::New);
+        assert_eq!(label(&url("b"), &status(304)), Recrawled::New);
         // The same redirect, the same error: not modified; else changed.
         let to = |path: &str| (Some(301), Some(format!("http://h/{path}")));
-        assert_eq!(recrawl.label(&url("r"), &to("a")), Recrawled::NotModified);
-        assert_eq!(recrawl.label(&url("r"), &to("b")), Recrawled::Changed);
-        assert_eq!(
-            recrawl.label(&url("e"), &status(404)),
-            Recrawled::NotModified
-        );
-        assert_eq!(recrawl.label(&url("e"), &status(410)), Recrawled::Changed);
+        assert_eq!(label(&url("r"), &to("a")), Recrawled::NotModified);
+        assert_eq!(label(&url("r"), &to("b")), Recrawled::Changed);
+        assert_eq!(label(&url("e"), &status(404)), Recrawled::NotModified);
+        assert_eq!(label(&url("e"), &status(410)), Recrawled::Changed);
     }
 }

@@ -221,6 +221,26 @@ with open(sys.argv[1], 'rb') as f:
         .collect()
 }
 
+/// A scratch directory of a test, removed when dropped. Its name has the
+/// test binary's process id: the binaries of a `cargo test` run at once.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// A fresh, empty `stage3-NAME-PID` in the temporary directory.
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("stage3-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The proxy environment variables the crawler reads.
 pub const PROXY_VARIABLES: [&str; 8] = [
     "http_proxy",

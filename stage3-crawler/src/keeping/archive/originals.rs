@@ -99,10 +99,10 @@ impl Originals {
         keep: Keep,
         record: Original,
     ) {
-        if matches!(keep, Keep::Whole) && status == Some(200) && whole {
-            self.pending.insert(record.id.clone());
+        let id = record.id.clone();
+        if self.wrote(url, status, whole, keep, record) {
+            self.pending.insert(id);
         }
-        self.wrote(url, status, whole, keep, record);
     }
 
     /// The record `id` is in the file (or will never be: the archive
@@ -119,6 +119,7 @@ impl Originals {
     /// Notes what a record written (or read back) holds: a whole `200 OK`
     /// is the original of its page, and of its payload if none was before;
     /// a revisit makes the record it points at its page's original.
+    /// Returns whether `record` became an original.
     pub fn wrote(
         &mut self,
         url: &str,
@@ -126,7 +127,7 @@ impl Originals {
         whole: bool,
         keep: Keep,
         record: Original,
-    ) {
+    ) -> bool {
         match keep {
             Keep::Whole if status == Some(200) && whole => {
                 let original = Arc::new(record);
@@ -136,10 +137,12 @@ impl Originals {
                         .or_insert_with(|| Arc::clone(&original));
                 }
                 self.by_url.insert(url.to_string(), original);
+                true
             }
-            Keep::Whole => {}
+            Keep::Whole => false,
             Keep::NotModified(original) | Keep::IdenticalPayload(original) => {
                 self.by_url.insert(url.to_string(), original);
+                false
             }
         }
     }
