@@ -9,6 +9,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::thread;
 use std::time::Duration;
 
@@ -616,8 +617,13 @@ fn requests_waiting_for_a_connection_that_fails_share_its_error() {
     // Eight requests at once to an https origin, which must get one
     // connection: the first connects while the others wait. The server
     // reads the ClientHello and closes, so the handshake fails; the seven that waited
-    // fail with the same error, instead of each trying in turn.
-    let server = Server::start(|mut socket, _| {
+    // fail with the same error, instead of each trying in turn. It closes
+    // only once every request has started: a server that closed at once
+    // could fail the first handshake before the second request began,
+    // and a request that begins after a failure tries again, as it should.
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    let server = Server::start(move |mut socket, _| {
         // Read the whole ClientHello record first: closing with bytes
         // unread would send a reset instead of an end of stream.
         let mut head = [0u8; 5];
@@ -625,13 +631,22 @@ fn requests_waiting_for_a_connection_that_fails_share_its_error() {
             let mut hello = vec![0u8; usize::from(u16::from_be_bytes([head[3], head[4]]))];
             let _ = socket.read_exact(&mut hello);
         }
+        let _ = released.lock().unwrap().recv();
     });
     let url = Url::parse(&format!("https://127.0.0.1:{}/", server.addr.port())).unwrap();
     let urls = vec![url; 8];
     let client = Client::new(ClientConfig::default());
-    let results =
-        runtime::run_until_complete(runtime::gather(urls.iter().map(|url| client.get(url))))
-            .unwrap();
+    let results = runtime::run_until_complete(async {
+        let mut all = std::pin::pin!(runtime::gather(urls.iter().map(|url| client.get(url))));
+        // One poll starts every request: the first connecting, the others
+        // waiting for it.
+        let started = std::future::poll_fn(|cx| Poll::Ready(all.as_mut().poll(cx))).await;
+        assert!(started.is_pending());
+        let _ = release.send(());
+        drop(release);
+        all.await
+    })
+    .unwrap();
     for r in &results {
         assert_eq!(
             error_of(r),
